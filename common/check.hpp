@@ -1,0 +1,136 @@
+// Exact checks and independent host references. A merge or a sort only
+// permutes, so outputs are compared bit for bit (no tolerance), and every
+// element's provenance (where it came from) is compared too: that is what
+// catches the tie bugs a value check cannot see.
+#pragma once
+
+#include <algorithm>
+#include <cinttypes>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <numeric>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+inline std::string formatKey(float v) {
+    char text[48];
+    std::snprintf(text, sizeof text, "%.9g", v);
+    return text;
+}
+inline std::string formatKey(double v) {
+    char text[48];
+    std::snprintf(text, sizeof text, "%.17g", v);
+    return text;
+}
+inline std::string formatKey(uint32_t v) { return std::to_string(v); }
+inline std::string formatKey(int32_t v) { return std::to_string(v); }
+inline std::string formatKey(uint64_t v) { return std::to_string(v); }
+
+// Bit-for-bit equality: -0.0 and +0.0 differ, and a NaN left by the 0xFF
+// poison never equals a real key.
+template <class T>
+bool sameBits(const T& x, const T& y) {
+    static_assert(std::is_trivially_copyable<T>::value, "keys are plain values");
+    return std::memcmp(&x, &y, sizeof(T)) == 0;
+}
+
+// Compares got[0, count) with want[0, count) exactly. On the first
+// difference prints one line with the position (offset + p) and both values.
+template <class T>
+bool compareExact(const char* what, const T* got, const T* want, size_t count, size_t offset = 0) {
+    for (size_t p = 0; p < count; ++p) {
+        if (!sameBits(got[p], want[p])) {
+            std::printf("%s: value mismatch at output position %zu: got %s, expected %s "
+                        "(host reference)\n",
+                        what, offset + p, formatKey(got[p]).c_str(), formatKey(want[p]).c_str());
+            return false;
+        }
+    }
+    return true;
+}
+
+// Where a merged element came from: a source position s in the
+// concatenation a||b, so s < m means a[s] and s >= m means b[s - m].
+inline std::string describeMergeSource(size_t source, size_t m) {
+    if (source == SIZE_MAX) return "nothing (never written)";
+    return source < m ? "a[" + std::to_string(source) + "]" : "b[" + std::to_string(source - m) + "]";
+}
+
+// Compares the kernel's provenance with the reference's; describe(s) names a
+// source for the message ("a[2]", "input[17]").
+template <class Describe>
+bool compareProvenance(const char* what, const size_t* got, const size_t* want, size_t count,
+                       Describe describe, size_t offset = 0) {
+    for (size_t p = 0; p < count; ++p) {
+        if (got[p] != want[p]) {
+            std::printf("%s: provenance mismatch at output position %zu: got %s, expected %s "
+                        "(host reference)\n",
+                        what, offset + p, describe(got[p]).c_str(), describe(want[p]).c_str());
+            return false;
+        }
+    }
+    return true;
+}
+
+// The stable merge reference: the seed's plain two-pointer loop, ties taken
+// from a. It shares nothing with the kernels (no co-rank, no slices), and it
+// streams, so an output larger than host memory can be checked in chunks:
+// each next() call continues where the last one stopped.
+template <class Key>
+class ReferenceMerge {
+public:
+    ReferenceMerge(const Key* a, size_t m, const Key* b, size_t n) : a_(a), m_(m), b_(b), n_(n) {}
+
+    // Writes the next `count` merged keys and their sources (position in a||b).
+    void next(size_t count, Key* keys, size_t* sources) {
+        for (size_t p = 0; p < count; ++p) {
+            const bool takeA = j_ >= n_ || (i_ < m_ && !(b_[j_] < a_[i_]));
+            keys[p] = takeA ? a_[i_] : b_[j_];
+            sources[p] = takeA ? i_++ : m_ + j_++;
+        }
+    }
+
+private:
+    const Key* a_;
+    size_t m_;
+    const Key* b_;
+    size_t n_;
+    size_t i_ = 0, j_ = 0;
+};
+
+// The stable sort reference: the original index of each output element,
+// from std::stable_sort with the caller's strict weak order.
+template <class Key, class Less>
+std::vector<size_t> referenceStableSortIndices(const std::vector<Key>& keys, Less less) {
+    std::vector<size_t> order(keys.size());
+    std::iota(order.begin(), order.end(), size_t{0});
+    std::stable_sort(order.begin(), order.end(),
+                     [&](size_t x, size_t y) { return less(keys[x], keys[y]); });
+    return order;
+}
+
+// For sorts that are not stable: every input index appears exactly once in
+// sources, and each output key is, bit for bit, the input key it names.
+template <class Key>
+bool checkPermutation(const char* what, const Key* keysOut, const size_t* sources,
+                      const Key* keysIn, size_t count) {
+    std::vector<bool> seen(count, false);
+    for (size_t p = 0; p < count; ++p) {
+        const size_t s = sources[p];
+        if (s >= count || seen[s]) {
+            std::printf("%s: not a permutation: output position %zu names input %s%s\n", what, p,
+                        s == SIZE_MAX ? "nothing (never written)" : std::to_string(s).c_str(),
+                        s < count ? ", which an earlier position already took" : "");
+            return false;
+        }
+        seen[s] = true;
+        if (!sameBits(keysOut[p], keysIn[s])) {
+            std::printf("%s: output position %zu holds %s but names input[%zu], which is %s\n",
+                        what, p, formatKey(keysOut[p]).c_str(), s, formatKey(keysIn[s]).c_str());
+            return false;
+        }
+    }
+    return true;
+}

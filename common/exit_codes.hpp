@@ -1,0 +1,8 @@
+// The exit codes every lesson binary keeps (DESIGN.md, "The contract").
+#pragma once
+
+constexpr int kExitPass = 0;
+constexpr int kExitCheckFailed = 1;
+constexpr int kExitBadArgument = 2;
+constexpr int kExitCudaError = 3;     // also: too little device or host memory
+constexpr int kExitNoDevice = 77;     // CTest reads 77 as "skipped"

@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# Everything that needs a GPU, in one command:
+#   scripts/gpu_check.sh               (add --skip-large to leave out the >2^31-element runs)
+# 1. a native build for this card in build-gpu/
+# 2. every CTest test (on a GPU nothing is skipped)
+# 3. every lesson's full run: the transcript of its README, plus its CSV
+# 4. compute-sanitizer memcheck, racecheck and synccheck on every lesson at small sizes
+# 5. inputs past 2^31 elements, where the card's memory holds them
+# Logs go to $LOG_DIR (default build-gpu/logs); a summary table is printed
+# last, and the exit code is 1 if any step failed.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+skip_large=0
+for arg in "$@"; do
+  case "$arg" in
+    --skip-large) skip_large=1 ;;
+    *) echo "gpu_check.sh: unknown argument '$arg' (allowed: --skip-large)" >&2; exit 2 ;;
+  esac
+done
+BUILD=build-gpu
+LOG_DIR="${LOG_DIR:-$BUILD/logs}"
+mkdir -p "$LOG_DIR"
+if ! nvidia-smi >/dev/null 2>&1; then
+  echo "gpu_check.sh: no GPU here (nvidia-smi failed); use scripts/test.sh for the host tests" >&2
+  exit 77
+fi
+SANITIZER="$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)"
+
+names=(); results=(); seconds=()
+# step NAME COMMAND...: runs the command with its output in $LOG_DIR/NAME.log
+step() {
+  local name="$1"; shift
+  local log="$LOG_DIR/$name.log" start=$SECONDS
+  echo "== $name: $*" | tee "$log"
+  "$@" >>"$log" 2>&1
+  local rc=$?
+  names+=("$name"); seconds+=($((SECONDS - start)))
+  if [ $rc -eq 0 ]; then results+=("pass"); else results+=("FAIL (exit $rc)"); tail -n 20 "$log"; fi
+}
+
+step configure cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=Release
+step build cmake --build "$BUILD" --parallel
+
+# The lessons CMake built, with the small inputs the sanitizers run on.
+lessons=(); small_args=()
+add_lesson() { [ -x "$BUILD/$1" ] && { lessons+=("$1"); small_args+=("$2"); }; }
+add_lesson merge_path   "--m 3001 --n 2000 --input many-ties --per-thread 1,3,4,64 --no-timing"
+add_lesson merge_tiled  "--m 5001 --n 3001 --no-timing"
+add_lesson bitonic_sort "--n 5001 --no-timing"
+step ctest ctest --test-dir "$BUILD" --output-on-failure
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu --format=csv >"$LOG_DIR/nvidia-smi.txt" 2>&1
+for i in "${!lessons[@]}"; do
+  lesson="${lessons[$i]}"
+  step "${lesson}_run" "$BUILD/$lesson" --csv "$LOG_DIR/$lesson.csv"
+  for tool in memcheck racecheck synccheck; do
+    # shellcheck disable=SC2086  # the small arguments are meant to split
+    step "${lesson}_${tool}" "$SANITIZER" --tool "$tool" --error-exitcode 1 "$BUILD/$lesson" ${small_args[$i]}
+  done
+done
+if [ $skip_large -eq 0 ]; then
+  # 3e9 + 1e6 elements: indices past 2^31 and 2^32 (needs about 36 GB of device memory).
+  [ -x "$BUILD/merge_path" ] &&
+    step merge_path_past_2e31 "$BUILD/merge_path" --m 3000000000 --n 1000003 --per-thread 4,64 --no-timing
+fi
+
+echo
+echo "gpu_check summary ($(nvidia-smi --query-gpu=name --format=csv,noheader | head -n 1), $(date -u +%Y-%m-%d))"
+printf '%-34s %-16s %8s\n' step result seconds
+printf '%-34s %-16s %8s\n' ---------------------------------- ---------------- --------
+failed=0
+for i in "${!names[@]}"; do
+  printf '%-34s %-16s %8s\n' "${names[$i]}" "${results[$i]}" "${seconds[$i]}"
+  [ "${results[$i]}" = pass ] || failed=1
+done
+[ $failed -eq 0 ] && echo "all steps passed" || echo "SOME STEPS FAILED (logs in $LOG_DIR)"
+exit $failed

@@ -147,10 +147,14 @@ constexpr size_t kOneThreadLimit = size_t{1} << 24;  // past this, one thread ta
 const std::vector<size_t> kSweep = {1, 4, 16, 64, 256};  // the seed's slice sizes
 
 // The inputs and outputs of one merge on the device.
+// a and b live back to back in one buffer, so that the copy reference row is
+// a single cudaMemcpy of exactly the bytes the merge reads and writes.
 struct DeviceMerge {
     size_t m = 0, n = 0;
-    DeviceBuffer<float> a, b, out;
-    DeviceBuffer<size_t> source;  // provenance, written only by the checked runs
+    DeviceBuffer<float> inputs, out;  // inputs = a || b
+    DeviceBuffer<size_t> source;      // provenance, written only by the checked runs
+    const float* a() const { return inputs.get(); }
+    const float* b() const { return inputs.get() + m; }
     size_t total() const { return m + n; }
     double bytesMoved() const { return 2.0 * total() * sizeof(float); }  // read m + n, write m + n
 };
@@ -173,7 +177,7 @@ void launch(const Variant& v, DeviceMerge& d) {
     size_t* source = kTrackSource ? d.source.get() : nullptr;
     if (d.total() == 0) return;  // nothing to merge, and a grid of 0 blocks is an error
     if (v.perThread == 0) {
-        mergeOneThread<kTrackSource><<<1, 1>>>(d.a.get(), d.m, d.b.get(), d.n, d.out.get(), source);
+        mergeOneThread<kTrackSource><<<1, 1>>>(d.a(), d.m, d.b(), d.n, d.out.get(), source);
         CUDA_CHECK_LAUNCH("mergeOneThread");
         return;
     }
@@ -183,7 +187,7 @@ void launch(const Variant& v, DeviceMerge& d) {
         std::exit(kExitBadArgument);
     }
     mergeCoRank<kTrackSource><<<static_cast<unsigned>(blocks), kThreadsPerBlock>>>(
-        d.a.get(), d.m, d.b.get(), d.n, d.out.get(), source, v.perThread);
+        d.a(), d.m, d.b(), d.n, d.out.get(), source, v.perThread);
     CUDA_CHECK_LAUNCH("mergeCoRank");
 }
 
@@ -192,7 +196,7 @@ class LibraryMerge {
 public:
     explicit LibraryMerge(DeviceMerge& d) : d_(d) {
 #if HAVE_CUB_DEVICE_MERGE
-        CUDA_CHECK(cub::DeviceMerge::MergeKeys(nullptr, tempBytes_, d.a.get(), d.m, d.b.get(), d.n,
+        CUDA_CHECK(cub::DeviceMerge::MergeKeys(nullptr, tempBytes_, d.a(), d.m, d.b(), d.n,
                                                d.out.get()));
         temp_.allocate(tempBytes_);
 #endif
@@ -203,10 +207,10 @@ public:
     void operator()() {
 #if HAVE_CUB_DEVICE_MERGE
         size_t bytes = tempBytes_;
-        CUDA_CHECK(cub::DeviceMerge::MergeKeys(temp_.get(), bytes, d_.a.get(), d_.m, d_.b.get(), d_.n,
+        CUDA_CHECK(cub::DeviceMerge::MergeKeys(temp_.get(), bytes, d_.a(), d_.m, d_.b(), d_.n,
                                                d_.out.get()));
 #else
-        thrust::merge(thrust::device, d_.a.get(), d_.a.get() + d_.m, d_.b.get(), d_.b.get() + d_.n,
+        thrust::merge(thrust::device, d_.a(), d_.a() + d_.m, d_.b(), d_.b() + d_.n,
                       d_.out.get());
         CUDA_CHECK(cudaGetLastError());
 #endif
@@ -265,12 +269,11 @@ DeviceMerge uploadMerge(const std::vector<float>& a, const std::vector<float>& b
     d.n = b.size();
     const size_t total = d.total();
     requireDeviceMemory(total * (2 * sizeof(float) + sizeof(size_t)), "merge_path (a, b, out, source)");
-    d.a.allocate(d.m);
-    d.b.allocate(d.n);
+    d.inputs.allocate(total);
     d.out.allocate(total);
     d.source.allocate(total);
-    d.a.upload(a.data(), d.m);
-    d.b.upload(b.data(), d.n);
+    if (d.m) CUDA_CHECK(cudaMemcpy(d.inputs.get(), a.data(), d.m * sizeof(float), cudaMemcpyHostToDevice));
+    if (d.n) CUDA_CHECK(cudaMemcpy(d.inputs.get() + d.m, b.data(), d.n * sizeof(float), cudaMemcpyHostToDevice));
     return d;
 }
 
@@ -497,7 +500,7 @@ int runLesson(const LessonOptions& o) {
     makeMergeInput(shape, o.m, o.n, a, b);
     DeviceMerge d = uploadMerge(a, b);
     const double mib = d.bytesMoved() / 1048576.0;
-    std::printf("input %s; a: %zu elements, b: %zu, merged: %zu, %.0f MiB moved%s\n", mergeShapeName(shape),
+    std::printf("input %s; a: %zu elements, b: %zu, merged: %zu, %.1f MiB moved%s\n", mergeShapeName(shape),
                 d.m, d.n, d.total(), mib,
                 d.bytesMoved() < device.l2Bytes ? " (fits in L2)" : "");
     std::printf("co-rank bisects at most %zu, so at most %u steps per call\n", std::min(d.m, d.n),
@@ -521,8 +524,8 @@ int runLesson(const LessonOptions& o) {
 
     // The references first, so that every row can be read against them.
     const double copyMs = medianMs([&] {
-        if (d.m) CUDA_CHECK(cudaMemcpyAsync(d.out.get(), d.a.get(), d.m * sizeof(float), cudaMemcpyDeviceToDevice));
-        if (d.n) CUDA_CHECK(cudaMemcpyAsync(d.out.get() + d.m, d.b.get(), d.n * sizeof(float), cudaMemcpyDeviceToDevice));
+        if (d.total())
+            CUDA_CHECK(cudaMemcpyAsync(d.out.get(), d.inputs.get(), d.inputs.bytes(), cudaMemcpyDeviceToDevice));
     }, plan);
     const double libraryMs = medianMs(library, plan);
     const double copyGbs = gbPerSecond(d.bytesMoved(), copyMs);
@@ -568,7 +571,7 @@ int runLesson(const LessonOptions& o) {
 
     std::printf("\nEvery row above wrote the same %zu elements, and the host compared all of them\n"
                 "(values and sources) against its own merge before the row was timed. GB/s counts\n"
-                "only the %.0f MiB the merge must move; the co-rank searches read on top of it.\n",
+                "only the %.1f MiB the merge must move; the co-rank searches read on top of it.\n",
                 d.total(), mib);
     std::printf("best: %zu per thread, %.4f ms%s\n", bestPerThread, bestMs,
                 runOneThread ? (", " + fixed(oneThreadMs / bestMs, 0) + " x one thread").c_str() : "");

@@ -521,6 +521,10 @@ int runLesson(const LessonOptions& o) {
     std::printf("checks: %zu kernels and %s match the host merge exactly (values%s)\n", rows.size(),
                 LibraryMerge::name(), ", and every element's source for the kernels");
     if (!o.timing) return kExitPass;
+    if (d.total() == 0) {
+        std::printf("both inputs are empty: nothing to time\n");
+        return kExitPass;
+    }
 
     // The references first, so that every row can be read against them.
     const double copyMs = medianMs([&] {

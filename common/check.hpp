@@ -28,6 +28,14 @@ inline std::string formatKey(uint32_t v) { return std::to_string(v); }
 inline std::string formatKey(int32_t v) { return std::to_string(v); }
 inline std::string formatKey(uint64_t v) { return std::to_string(v); }
 
+// A short array as text for messages: {1,5,9}.
+template <class Key>
+std::string formatKeys(const std::vector<Key>& keys) {
+    std::string text = "{";
+    for (size_t i = 0; i < keys.size(); ++i) text += (i ? "," : "") + formatKey(keys[i]);
+    return text + "}";
+}
+
 // Bit-for-bit equality: -0.0 and +0.0 differ, and a NaN left by the 0xFF
 // poison never equals a real key.
 template <class T>

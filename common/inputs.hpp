@@ -148,6 +148,24 @@ void makeMergeInput(MergeShape shape, size_t m, size_t n, std::vector<Key>& a, s
     }
 }
 
+// Every sorted array of length 0..maxLength over the keys 0..alphabet-1, for
+// exhaustive host tests: with a small alphabet, ties are everywhere.
+template <class Key>
+std::vector<std::vector<Key>> allSortedArrays(size_t maxLength, int alphabet) {
+    std::vector<std::vector<Key>> arrays = {{}};
+    for (size_t start = 0; start < arrays.size(); ++start) {
+        const std::vector<Key> base = arrays[start];
+        if (base.size() == maxLength) continue;
+        const int smallest = base.empty() ? 0 : static_cast<int>(base.back());
+        for (int key = smallest; key < alphabet; ++key) {
+            std::vector<Key> longer = base;
+            longer.push_back(keyFromInt<Key>(key));
+            arrays.push_back(longer);
+        }
+    }
+    return arrays;
+}
+
 struct MergeCase {
     MergeShape shape;
     size_t m, n;

@@ -23,6 +23,7 @@
 #include "../common/cuda_check.cuh"
 #include "../common/device_report.cuh"
 #include "../common/inputs.hpp"
+#include "../common/selftest.hpp"
 #include "../common/table.hpp"
 #include "../common/timer.cuh"
 
@@ -263,12 +264,20 @@ bool checkVariant(const Variant& v, const std::vector<float>& a, const std::vect
     return matchesReference(what.c_str(), a, b, d, true);
 }
 
+// Device memory for a merge of `total` elements: a || b, out and source.
+// Saturates instead of wrapping, so an absurd size asks for "too much".
+void requireMergeMemory(size_t total) {
+    constexpr size_t perElement = 2 * sizeof(float) + sizeof(size_t);
+    const size_t bytes = total > SIZE_MAX / perElement ? SIZE_MAX : total * perElement;
+    requireDeviceMemory(bytes, "merge_path (a, b, out and source)");
+}
+
 DeviceMerge uploadMerge(const std::vector<float>& a, const std::vector<float>& b) {
     DeviceMerge d;
     d.m = a.size();
     d.n = b.size();
     const size_t total = d.total();
-    requireDeviceMemory(total * (2 * sizeof(float) + sizeof(size_t)), "merge_path (a, b, out, source)");
+    requireMergeMemory(total);
     d.inputs.allocate(total);
     d.out.allocate(total);
     d.source.allocate(total);
@@ -278,36 +287,6 @@ DeviceMerge uploadMerge(const std::vector<float>& a, const std::vector<float>& b
 }
 
 // ---------------------------------------------------------------- selftest
-
-int failures = 0;
-
-void expect(bool ok, const std::string& what) {
-    if (!ok) {
-        std::printf("FAIL %s\n", what.c_str());
-        ++failures;
-    }
-}
-
-std::string show(const std::vector<float>& v) {
-    std::string s = "{";
-    for (size_t i = 0; i < v.size(); ++i) s += (i ? "," : "") + formatKey(v[i]);
-    return s + "}";
-}
-
-// Every sorted array of length 0..maxLength over the keys 0..alphabet-1.
-std::vector<std::vector<float>> allSortedArrays(size_t maxLength, int alphabet) {
-    std::vector<std::vector<float>> arrays = {{}};
-    for (size_t start = 0; start < arrays.size(); ++start) {
-        const std::vector<float> base = arrays[start];
-        if (base.size() == maxLength) continue;
-        for (int key = base.empty() ? 0 : static_cast<int>(base.back()); key < alphabet; ++key) {
-            std::vector<float> longer = base;
-            longer.push_back(static_cast<float>(key));
-            arrays.push_back(longer);
-        }
-    }
-    return arrays;
-}
 
 // Runs the slices of a perThread-sized merge path on the host, with the same
 // coRank and mergeWalk the kernel calls, and checks that the slices tile the
@@ -358,7 +337,7 @@ bool coRankIsRight(const std::vector<float>& a, const std::vector<float>& b, siz
     const bool secondTest = !(inRange && j > 0 && i < m) || b[j - 1] < a[i];
     if (inRange && firstTest && secondTest && i == fromA && steps <= coRankMaxSteps(m, n)) return true;
     std::printf("coRank(k=%zu, a=%s, b=%s) = %zu after %u steps; stable split is i=%zu, bound %u steps\n",
-                k, show(a).c_str(), show(b).c_str(), i, steps, fromA, coRankMaxSteps(m, n));
+                k, formatKeys(a).c_str(), formatKeys(b).c_str(), i, steps, fromA, coRankMaxSteps(m, n));
     return false;
 }
 
@@ -386,7 +365,7 @@ int runSelftest() {
     // Exhaustive: every pair of sorted arrays of length 0..6 over 3 keys (ties
     // everywhere), every k, every slice size 1..7.
     {
-        const auto arrays = allSortedArrays(6, 3);
+        const auto arrays = allSortedArrays<float>(6, 3);
         size_t pairs = 0, splits = 0, sliced = 0;
         bool splitOk = true, sliceOk = true;
         for (const auto& a : arrays) {
@@ -398,7 +377,7 @@ int runSelftest() {
                 ReferenceMerge<float>(a.data(), a.size(), b.data(), b.size()).next(total, keys.data(), source.data());
                 for (size_t k = 0; k <= total && splitOk; ++k, ++splits) splitOk = coRankIsRight(a, b, k, source);
                 for (size_t perThread = 1; perThread <= 7 && sliceOk; ++perThread, ++sliced)
-                    sliceOk = slicesMatchReference("slices of " + show(a) + " and " + show(b) + ", " +
+                    sliceOk = slicesMatchReference("slices of " + formatKeys(a) + " and " + formatKeys(b) + ", " +
                                                        std::to_string(perThread) + " per thread",
                                                    a, b, perThread);
                 if (!splitOk || !sliceOk) break;
@@ -436,8 +415,7 @@ int runSelftest() {
         }
         expect(ok, "long inputs: co-rank is the stable split within the step bound");
     }
-    std::printf("selftest: %s\n", failures ? "FAILED" : "all passed");
-    return failures ? kExitCheckFailed : kExitPass;
+    return selftestVerdict();
 }
 
 // ------------------------------------------------------------------ verify
@@ -496,6 +474,8 @@ int runLesson(const LessonOptions& o) {
     csv.open(o.csvPath, "merge_path");
 
     const DeviceInfo device = printDeviceReport();
+    // Refuse sizes the card cannot hold before spending host memory on them.
+    if (shape != MergeShape::SeedTies) requireMergeMemory(o.m > SIZE_MAX - o.n ? SIZE_MAX : o.m + o.n);
     std::vector<float> a, b;
     makeMergeInput(shape, o.m, o.n, a, b);
     DeviceMerge d = uploadMerge(a, b);

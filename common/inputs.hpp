@@ -29,8 +29,16 @@ private:
     uint64_t state_;
 };
 
+// Integer keys saturate at their type's range, so an ascending sequence of
+// whole numbers stays sorted (ending in ties) even past 2^32 elements.
 template <class Key>
 Key keyFromInt(int64_t value) {
+    if constexpr (std::is_integral<Key>::value) {
+        const int64_t lowest = static_cast<int64_t>(std::numeric_limits<Key>::lowest());
+        const int64_t largest = static_cast<int64_t>(std::min<uint64_t>(
+            std::numeric_limits<Key>::max(), std::numeric_limits<int64_t>::max()));
+        value = std::min(std::max(value, lowest), largest);
+    }
     return static_cast<Key>(value);
 }
 

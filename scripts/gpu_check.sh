@@ -1,20 +1,21 @@
 #!/usr/bin/env bash
 # Everything that needs a GPU, in one command:
-#   scripts/gpu_check.sh               (add --skip-large to leave out the >2^31-element runs)
+#   scripts/gpu_check.sh               (add --large for the runs past 2^28 and 2^31 elements)
 # 1. a native build for this card in build-gpu/
 # 2. every CTest test (on a GPU nothing is skipped)
 # 3. every lesson's full run: the transcript of its README, plus its CSV
 # 4. compute-sanitizer memcheck, racecheck and synccheck on every lesson at small sizes
-# 5. inputs past 2^31 elements, where the card's memory holds them
+# 5. with --large: inputs past 2^28 and 2^31 elements (about 90 GB of device
+#    memory, several minutes; the three run side by side, checks only)
 # Logs go to $LOG_DIR (default build-gpu/logs); a summary table is printed
 # last, and the exit code is 1 if any step failed.
 set -uo pipefail
 cd "$(dirname "$0")/.."
-skip_large=0
+large=0
 for arg in "$@"; do
   case "$arg" in
-    --skip-large) skip_large=1 ;;
-    *) echo "gpu_check.sh: unknown argument '$arg' (allowed: --skip-large)" >&2; exit 2 ;;
+    --large) large=1 ;;
+    *) echo "gpu_check.sh: unknown argument '$arg' (allowed: --large)" >&2; exit 2 ;;
   esac
 done
 BUILD=build-gpu
@@ -47,7 +48,7 @@ add_lesson() { [ -x "$BUILD/$1" ] && { lessons+=("$1"); small_args+=("$2"); }; }
 add_lesson merge_path   "--m 3001 --n 2000 --input many-ties --per-thread 1,3,4,64 --no-timing"
 add_lesson merge_tiled  "--m 5001 --n 3001 --no-timing"
 add_lesson bitonic_sort "--n 20011 --pairs --no-timing"
-step ctest ctest --test-dir "$BUILD" --output-on-failure
+step ctest ctest --test-dir "$BUILD" --output-on-failure --parallel 4
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu --format=csv >"$LOG_DIR/nvidia-smi.txt" 2>&1
 for i in "${!lessons[@]}"; do
   lesson="${lessons[$i]}"
@@ -57,10 +58,32 @@ for i in "${!lessons[@]}"; do
     step "${lesson}_${tool}" "$SANITIZER" --tool "$tool" --error-exitcode 1 "$BUILD/$lesson" ${small_args[$i]}
   done
 done
-if [ $skip_large -eq 0 ]; then
-  # 3e9 + 1e6 elements: indices past 2^31 and 2^32 (needs about 36 GB of device memory).
-  [ -x "$BUILD/merge_path" ] &&
-    step merge_path_past_2e31 "$BUILD/merge_path" --m 3000000000 --n 1000003 --per-thread 4,64 --no-timing
+# large NAME COMMAND...: starts a check-only run in the background; the
+# runs share the card (no timing is involved) and finish_large collects them.
+large_names=(); large_pids=(); large_starts=()
+large() {
+  local name="$1"; shift
+  [ -x "$1" ] || return 0
+  echo "== $name: $*" | tee "$LOG_DIR/$name.log"
+  "$@" >>"$LOG_DIR/$name.log" 2>&1 &
+  large_names+=("$name"); large_pids+=($!); large_starts+=($SECONDS)
+}
+finish_large() {
+  for i in "${!large_names[@]}"; do
+    wait "${large_pids[$i]}"
+    local rc=$?
+    names+=("${large_names[$i]}"); seconds+=($((SECONDS - large_starts[i])))
+    if [ $rc -eq 0 ]; then results+=("pass"); else results+=("FAIL (exit $rc)"); tail -n 20 "$LOG_DIR/${large_names[$i]}.log"; fi
+  done
+}
+if [ $large -eq 1 ]; then
+  # 3e9 + 1e6 float keys: indices past 2^31 and 2^32 (about 48 GB of device memory).
+  large merge_path_past_2e31 "$BUILD/merge_path" --m 3000000000 --n 1000003 --per-thread 4,64 --no-timing
+  # 2^31 + 4 elements through every merge_tiled kernel (float keys; about 34 GB).
+  large merge_tiled_past_2e31 "$BUILD/merge_tiled" --verify --key float --m 1073741825 --n 1073741827
+  # 2^28 + 3 keys, not a power of two, keys and key-value (a few GB).
+  large bitonic_sort_past_2e28 "$BUILD/bitonic_sort" --verify --n 268435459
+  finish_large
 fi
 
 echo

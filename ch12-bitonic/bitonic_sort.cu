@@ -73,6 +73,21 @@ constexpr int kColumnBits = 5;                     // fused shared pass: rows of
 constexpr int kRowBits = kTileBits - kColumnBits;  // ... and 7 distances per pass over memory
 constexpr int kStepThreads = 256;                  // the one-launch-per-(k, j) kernels
 static_assert(kThreads * kItems == static_cast<int>(kTile), "a tile is nt * vt keys");
+// Blocks per SM each tile kernel asks the compiler to fit (the second
+// argument of __launch_bounds__ caps a thread's registers at 65536 / (nt *
+// blocks)). A block runs load, compute, store one after another, so the bytes
+// in flight on an SM come from its other blocks: keys only, mergeTiles and
+// mergeAcrossTilesShared fit 5 blocks (<= 48 registers: 16 keys, their
+// addresses, no spills), 4 where an SM holds only 1024 threads (sm_75);
+// sortTiles (one launch of ~30) and key-value (twice the data) fewer.
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ == 750
+constexpr int kThreadsPerSM = 1024;
+#else
+constexpr int kThreadsPerSM = 1536;  // sm_86/89; sm_80/90 hold 2048
+#endif
+template <bool kPairs> constexpr int kMinBlocksSort = kPairs ? 2 : 3;
+template <bool kPairs>
+constexpr int kMinBlocksMerge = kPairs ? 3 : std::min(5, kThreadsPerSM / kThreads);
 static_assert(2 * kTile * sizeof(uint32_t) <= 48 * 1024,
               "ranks + values of one tile must fit the default 48 KiB of shared memory");
 static_assert(kColumnBits + kGroupBits <= kTileBits, "a fused row window must fit in the tile");
@@ -349,24 +364,122 @@ __host__ __device__ inline void blockSync() {
 }
 
 // Where tile element L lives in global memory.
+// Both are sums over the bits of L, so map(A | B) = map(A) + offset(B) for
+// disjoint A and B: a thread computes one 64-bit index and adds a per-
+// register offset, instead of redoing the whole map for each of its keys.
 struct ContiguousTile {  // a plain tile of 4096 neighbours
     size_t base;
-    __host__ __device__ size_t operator()(unsigned L) const { return base + L; }
+    __host__ __device__ size_t offset(unsigned L) const { return L; }
+    __host__ __device__ size_t operator()(unsigned L) const { return base + offset(L); }
 };
 struct StridedTile {  // 128 rows of 32 neighbours, row r at start + (r << lo)
-    size_t start;
+    size_t start;  // no bit in the columns [0, 5) or the rows [lo, lo + 7)
     int lo;
-    __host__ __device__ size_t operator()(unsigned L) const {
-        return start | (L & ((1u << kColumnBits) - 1)) | (static_cast<size_t>(L >> kColumnBits) << lo);
+    __host__ __device__ size_t offset(unsigned L) const {
+        return (L & ((1u << kColumnBits) - 1)) + (static_cast<size_t>(L >> kColumnBits) << lo);
     }
+    __host__ __device__ size_t operator()(unsigned L) const { return start + offset(L); }
 };
 
+// Global <-> shared, as ranks, 16 bytes at a time: a tile is 1024 chunks of
+// 4 neighbouring keys (a contiguous tile, and each 32-key row of a strided
+// one, is whole chunks, 16-byte aligned because cudaMalloc aligns to 256).
+// Thread t takes chunks t, t + nt, t + 2nt, t + 3nt: a warp's uint4 load
+// covers 512 contiguous bytes (or 4 whole rows), and all 4 (8 with values)
+// loads are issued before the first is used, so 64 (128) bytes per thread
+// are in flight at once.
+constexpr int kChunk = 4;                      // keys per 16-byte access
+constexpr int kChunksPerThread = kItems / kChunk;
+static_assert(kChunk * kChunksPerThread == kItems && (1 << kColumnBits) % kChunk == 0,
+              "a thread's chunks fill its 16 keys, and a row is whole chunks");
+
+__host__ __device__ inline unsigned chunkStart(unsigned t, int m) { return (t + m * kThreads) * kChunk; }
+
+// 16-byte access: one instruction on the device; memcpy on the host (the
+// --selftest replay), where nothing promises the alignment.
+__host__ __device__ inline uint4 load4(const void* p) {
+#ifdef __CUDA_ARCH__
+    return *static_cast<const uint4*>(p);
+#else
+    uint4 v;
+    memcpy(&v, p, sizeof v);
+    return v;
+#endif
+}
+__host__ __device__ inline void store4(void* p, uint4 v) {
+#ifdef __CUDA_ARCH__
+    *static_cast<uint4*>(p) = v;
+#else
+    memcpy(p, &v, sizeof v);
+#endif
+}
+
+// The swizzle keeps a chunk (L, a multiple of 4, .. L+3) inside one aligned
+// group of 4 words: key i lands at (swizzle(L) & ~3) | (i ^ x), with x =
+// swizzle(L) & 3. So one 16-byte shared access moves the chunk, its words
+// permuted by x (an XOR is its own inverse: the same call undoes it), and
+// the 8 threads of each quarter warp hit 8 different 4-bank groups.
+__host__ __device__ inline uint4 xorPermute(uint4 v, unsigned x) {
+    if (x & 1u) v = make_uint4(v.y, v.x, v.w, v.z);
+    if (x & 2u) v = make_uint4(v.z, v.w, v.x, v.y);
+    return v;
+}
+
+// The rank map on 4 keys read as raw 32-bit words, and back.
+template <class Key>
+__host__ __device__ inline uint32_t rankOfWord(uint32_t word, uint32_t flip) {
+    Key key;
+    memcpy(&key, &word, sizeof key);
+    return rankOf(key, flip);
+}
+template <class Key>
+__host__ __device__ inline uint32_t wordOfRank(uint32_t rank, uint32_t flip) {
+    const Key key = keyOfRank<Key>(rank, flip);
+    uint32_t word;
+    memcpy(&word, &key, sizeof word);
+    return word;
+}
+template <class Key>
+__host__ __device__ inline uint4 ranksOfWords(uint4 w, uint32_t flip) {
+    return make_uint4(rankOfWord<Key>(w.x, flip), rankOfWord<Key>(w.y, flip), rankOfWord<Key>(w.z, flip),
+                      rankOfWord<Key>(w.w, flip));
+}
+template <class Key>
+__host__ __device__ inline uint4 wordsOfRanks(uint4 r, uint32_t flip) {
+    return make_uint4(wordOfRank<Key>(r.x, flip), wordOfRank<Key>(r.y, flip), wordOfRank<Key>(r.z, flip),
+                      wordOfRank<Key>(r.w, flip));
+}
+
+// Every map below rises with L, so a tile is all real keys exactly when its
+// last element is (block-uniform: the fast path has no per-key test).
+template <class Map>
+__host__ __device__ inline bool tileIsFull(Map map, size_t n) { return map(kTile - 1) < n; }
+
 // Global -> shared, as ranks; positions past the end become kVirtualRank.
-// Thread t takes elements t, t + nt, ...: a warp reads 32 neighbours at once.
+// A full tile moves in 16-byte chunks; the one tile that holds the end of n
+// (or is all padding) goes a key at a time, thread t taking t, t + nt, ...
 template <class Key, bool kPairs, class Map>
 __host__ __device__ inline void loadTile(unsigned t0, unsigned stride, Map map, const Key* keys,
                                          const uint32_t* vals, size_t n, uint32_t flip,
                                          uint32_t* sRank, uint32_t* sVal) {
+    if (tileIsFull(map, n)) {
+        for (unsigned t = t0; t < kThreads; t += stride) {
+            uint4 k[kChunksPerThread], v[kChunksPerThread];
+UNROLL
+            for (int m = 0; m < kChunksPerThread; ++m) {  // every load before any use
+                const size_t g = map(chunkStart(t, m));
+                k[m] = load4(keys + g);
+                if constexpr (kPairs) v[m] = load4(vals + g);
+            }
+UNROLL
+            for (int m = 0; m < kChunksPerThread; ++m) {
+                const unsigned p = swizzle(chunkStart(t, m));
+                store4(sRank + (p & ~3u), xorPermute(ranksOfWords<Key>(k[m], flip), p & 3u));
+                if constexpr (kPairs) store4(sVal + (p & ~3u), xorPermute(v[m], p & 3u));
+            }
+        }
+        return;
+    }
     for (unsigned t = t0; t < kThreads; t += stride)
         for (int m = 0; m < kItems; ++m) {
             const unsigned L = t + m * kThreads;
@@ -379,6 +492,17 @@ template <class Key, bool kPairs, class Map>
 __host__ __device__ inline void storeTile(unsigned t0, unsigned stride, Map map, Key* keys,
                                           uint32_t* vals, size_t n, uint32_t flip,
                                           const uint32_t* sRank, const uint32_t* sVal) {
+    if (tileIsFull(map, n)) {
+        for (unsigned t = t0; t < kThreads; t += stride)
+UNROLL
+            for (int m = 0; m < kChunksPerThread; ++m) {
+                const unsigned p = swizzle(chunkStart(t, m));
+                const size_t g = map(chunkStart(t, m));
+                store4(keys + g, wordsOfRanks<Key>(xorPermute(load4(sRank + (p & ~3u)), p & 3u), flip));
+                if constexpr (kPairs) store4(vals + g, xorPermute(load4(sVal + (p & ~3u)), p & 3u));
+            }
+        return;
+    }
     for (unsigned t = t0; t < kThreads; t += stride)
         for (int m = 0; m < kItems; ++m) {
             const unsigned L = t + m * kThreads;
@@ -387,6 +511,47 @@ __host__ __device__ inline void storeTile(unsigned t0, unsigned stride, Map map,
             keys[g] = keyOfRank<Key>(sRank[swizzle(L)], flip);
             if constexpr (kPairs) vals[g] = sVal[swizzle(L)];
         }
+}
+
+// Global <-> registers, skipping shared memory: thread t's 16 keys of window
+// lo, straight from (to) where they live. In window 2 (tile bits 8..11)
+// register q of the 32 lanes of a warp is 32 neighbours, so each of the 16
+// loads is one 128-byte line, all 16 in flight before the first compare; in
+// window 1 of a strided tile each store is two 64-byte halves of rows.
+template <class Key, bool kPairs, class Map>
+__host__ __device__ inline void loadWindow(Map map, unsigned t, int lo, const Key* keys,
+                                           const uint32_t* vals, size_t n, uint32_t flip,
+                                           uint32_t (&rank)[kItems], uint32_t (&val)[kItems]) {
+    const size_t g0 = map(tileIndex(t, 0, lo));  // register q: g0 + map.offset(q << lo)
+    if (tileIsFull(map, n)) {  // no per-key test
+UNROLL
+        for (int q = 0; q < kItems; ++q) {
+            const size_t g = g0 + map.offset(static_cast<unsigned>(q) << lo);
+            rank[q] = rankOf(keys[g], flip);
+            if constexpr (kPairs) val[q] = vals[g];
+        }
+        return;
+    }
+UNROLL
+    for (int q = 0; q < kItems; ++q) {
+        const size_t g = g0 + map.offset(static_cast<unsigned>(q) << lo);
+        rank[q] = g < n ? rankOf(keys[g], flip) : kVirtualRank;
+        if constexpr (kPairs) val[q] = g < n ? vals[g] : 0u;
+    }
+}
+template <class Key, bool kPairs, class Map>
+__host__ __device__ inline void storeWindow(Map map, unsigned t, int lo, Key* keys, uint32_t* vals,
+                                            size_t n, uint32_t flip, const uint32_t (&rank)[kItems],
+                                            const uint32_t (&val)[kItems]) {
+    const size_t g0 = map(tileIndex(t, 0, lo));
+    const bool full = tileIsFull(map, n);
+UNROLL
+    for (int q = 0; q < kItems; ++q) {
+        const size_t g = g0 + map.offset(static_cast<unsigned>(q) << lo);
+        if (!full && g >= n) continue;  // padding is never stored
+        keys[g] = keyOfRank<Key>(rank[q], flip);
+        if constexpr (kPairs) vals[g] = val[q];
+    }
 }
 
 // The passes for tile bits hiBit..loBit, window by window, one direction for
@@ -443,16 +608,27 @@ UNROLL
     storeTile<Key, kPairs>(t0, stride, map, out, vout, n, flip, sRank, sVal);
 }
 
+// The top window, tile bits 8..11: the one the tile kernels load straight
+// from global memory (see loadWindow).
+constexpr int kTopWindow = (kWindows - 1) * kGroupBits;
+
 // Body of mergeTiles: stage 2^stage > tile, the passes with distances 2048..1.
+// The top window's keys go global -> registers, its 4 passes, -> shared: the
+// load's own round trip through shared memory and one barrier are saved.
 template <class Key, bool kPairs>
 __host__ __device__ void mergeTileBody(unsigned t0, unsigned stride, uint32_t* sRank, uint32_t* sVal,
                                        Key* keys, uint32_t* vals, size_t n, size_t tile, int stage,
                                        uint32_t flip) {
     const ContiguousTile map{tile * kTile};
     const bool ascending = ascendingAt(map.base, size_t{1} << stage, n - 1);
-    loadTile<Key, kPairs>(t0, stride, map, keys, vals, n, flip, sRank, sVal);
+    for (unsigned t = t0; t < kThreads; t += stride) {
+        uint32_t rank[kItems], val[kItems] = {};
+        loadWindow<Key, kPairs>(map, t, kTopWindow, keys, vals, n, flip, rank, val);
+        mergePassesInRegisters<kPairs>(rank, val, kTopWindow, kTileBits - 1, kTopWindow, ascending, 0u);
+        scatterWindow<kPairs>(sRank, sVal, t, kTopWindow, rank, val);
+    }
     blockSync();
-    mergeWindows<kPairs>(t0, stride, sRank, sVal, kTileBits - 1, 0, ascending);
+    mergeWindows<kPairs>(t0, stride, sRank, sVal, kTopWindow - 1, 0, ascending);  // ends with a barrier
     storeTile<Key, kPairs>(t0, stride, map, keys, vals, n, flip, sRank, sVal);
 }
 
@@ -465,7 +641,11 @@ __host__ __device__ inline size_t stridedTileStart(size_t block, int lo) {
 // Body of mergeAcrossTilesShared: up to 7 global distances, bits hiBit..loBit
 // (>= 12), in one pass over memory. The block's tile is 128 rows of 32
 // neighbours; row bits are the distance bits, so in shared memory the passes
-// are tile bits 11..5, window by window.
+// are tile bits 11..5: the top window (11..8) and the one below it (7..5).
+// Keys go global -> registers (top window) -> shared -> registers (the
+// window below) -> global: one round trip through shared memory, not three.
+static_assert(kColumnBits >= kTopWindow - kGroupBits,
+              "the row bits of a strided tile lie in its top two windows");
 template <class Key, bool kPairs>
 __host__ __device__ void mergeAcrossTileBody(unsigned t0, unsigned stride, uint32_t* sRank,
                                              uint32_t* sVal, Key* keys, uint32_t* vals, size_t n,
@@ -476,11 +656,21 @@ __host__ __device__ void mergeAcrossTileBody(unsigned t0, unsigned stride, uint3
     if (map.start >= n) return;  // all padding (the whole block leaves together)
     // Bit `stage` lies above the rows and columns, so one direction for all.
     const bool ascending = ascendingAt(map.start, size_t{1} << stage, n - 1);
-    loadTile<Key, kPairs>(t0, stride, map, keys, vals, n, flip, sRank, sVal);
-    blockSync();
-    mergeWindows<kPairs>(t0, stride, sRank, sVal, kTileBits - 1, kColumnBits + (loBit - lo),
-                         ascending);
-    storeTile<Key, kPairs>(t0, stride, map, keys, vals, n, flip, sRank, sVal);
+    const int lowest = kColumnBits + (loBit - lo);  // the lowest tile bit with a pass
+    constexpr int kBelow = kTopWindow - kGroupBits;  // the window below the top one
+    for (unsigned t = t0; t < kThreads; t += stride) {
+        uint32_t rank[kItems], val[kItems] = {};
+        loadWindow<Key, kPairs>(map, t, kTopWindow, keys, vals, n, flip, rank, val);
+        mergePassesInRegisters<kPairs>(rank, val, kTopWindow, kTileBits - 1, lowest, ascending, 0u);
+        scatterWindow<kPairs>(sRank, sVal, t, kTopWindow, rank, val);
+    }
+    blockSync();  // the window below gathers what other threads just wrote
+    for (unsigned t = t0; t < kThreads; t += stride) {
+        uint32_t rank[kItems], val[kItems] = {};
+        gatherWindow<kPairs>(sRank, sVal, t, kBelow, rank, val);
+        mergePassesInRegisters<kPairs>(rank, val, kBelow, kTopWindow - 1, lowest, ascending, 0u);
+        storeWindow<Key, kPairs>(map, t, kBelow, keys, vals, n, flip, rank, val);
+    }
 }
 
 // Body of mergeAcrossTilesInRegisters: one thread, up to 4 global distances
@@ -547,21 +737,21 @@ __global__ void anySortPass(Key* keys, uint32_t* vals, size_t n, size_t k, size_
 
 // Tiles: every stage up to 4096 in one launch (in -> out), one block per tile.
 template <class Key, bool kPairs>
-__global__ void __launch_bounds__(kThreads) sortTiles(const Key* in, const uint32_t* vin, Key* out,
-                                                      uint32_t* vout, size_t n, int topStage,
-                                                      uint32_t flip) {
-    __shared__ uint32_t sRank[kTile];
-    __shared__ uint32_t sVal[kPairs ? kTile : 1];
+__global__ void __launch_bounds__(kThreads, kMinBlocksSort<kPairs>)
+    sortTiles(const Key* in, const uint32_t* vin, Key* out, uint32_t* vout, size_t n, int topStage,
+              uint32_t flip) {
+    __shared__ __align__(16) uint32_t sRank[kTile];  // 16-byte chunk accesses
+    __shared__ __align__(16) uint32_t sVal[kPairs ? kTile : 1];
     sortTileBody<Key, kPairs>(threadIdx.x, kThreads, sRank, sVal, in, vin, out, vout, n,
                               blockIdx.x, topStage, flip);
 }
 
 // Tiles: the distances 2048..1 of one stage larger than a tile, in place.
 template <class Key, bool kPairs>
-__global__ void __launch_bounds__(kThreads) mergeTiles(Key* keys, uint32_t* vals, size_t n,
-                                                       int stage, uint32_t flip) {
-    __shared__ uint32_t sRank[kTile];
-    __shared__ uint32_t sVal[kPairs ? kTile : 1];
+__global__ void __launch_bounds__(kThreads, kMinBlocksMerge<kPairs>)
+    mergeTiles(Key* keys, uint32_t* vals, size_t n, int stage, uint32_t flip) {
+    __shared__ __align__(16) uint32_t sRank[kTile];  // 16-byte chunk accesses
+    __shared__ __align__(16) uint32_t sVal[kPairs ? kTile : 1];
     mergeTileBody<Key, kPairs>(threadIdx.x, kThreads, sRank, sVal, keys, vals, n, blockIdx.x, stage,
                                flip);
 }
@@ -576,11 +766,11 @@ __global__ void mergeAcrossTilesInRegisters(Key* keys, uint32_t* vals, size_t n,
 
 // Fused through shared memory: up to 7 global distances per pass.
 template <class Key, bool kPairs>
-__global__ void __launch_bounds__(kThreads) mergeAcrossTilesShared(Key* keys, uint32_t* vals,
-                                                                   size_t n, int stage, int hiBit,
-                                                                   int loBit, uint32_t flip) {
-    __shared__ uint32_t sRank[kTile];
-    __shared__ uint32_t sVal[kPairs ? kTile : 1];
+__global__ void __launch_bounds__(kThreads, kMinBlocksMerge<kPairs>)
+    mergeAcrossTilesShared(Key* keys, uint32_t* vals, size_t n, int stage, int hiBit, int loBit,
+                           uint32_t flip) {
+    __shared__ __align__(16) uint32_t sRank[kTile];  // 16-byte chunk accesses
+    __shared__ __align__(16) uint32_t sVal[kPairs ? kTile : 1];
     mergeAcrossTileBody<Key, kPairs>(threadIdx.x, kThreads, sRank, sVal, keys, vals, n, blockIdx.x,
                                      stage, hiBit, loBit, flip);
 }
@@ -884,6 +1074,19 @@ int runSelftest() {
         for (unsigned L = 0; L < kTile; ++L) ++seen[swizzle(L)];
         expect(std::all_of(seen.begin(), seen.end(), [](int c) { return c == 1; }),
                "swizzle is a permutation of the tile");
+        // 16-byte chunks: key i of the chunk at L lands where xorPermute puts it.
+        bool chunksOk = true;
+        for (unsigned L = 0; L < kTile; L += kChunk) {
+            const unsigned p = swizzle(L);
+            uint32_t words[kChunk];
+            const uint4 moved = xorPermute(make_uint4(0, 1, 2, 3), p & 3u);
+            memcpy(words, &moved, sizeof moved);
+            for (unsigned i = 0; i < kChunk; ++i) {
+                const unsigned at = swizzle(L + i) - (p & ~3u);
+                chunksOk = chunksOk && at < kChunk && words[at] == i;
+            }
+        }
+        expect(chunksOk, "a 16-byte chunk stays in one swizzled group of 4, permuted by xorPermute");
         for (int lo = 0; lo + kGroupBits <= kTileBits; ++lo) {
             std::fill(seen.begin(), seen.end(), 0);
             for (unsigned t = 0; t < kThreads; ++t)

@@ -17,9 +17,7 @@
 //                    16-byte loads, merges vt elements per thread into registers
 //                    and stores them coalesced through shared memory. Then, row
 //                    by row: larger tiles (vt 24, 32); "direct": each thread's vt
-//                    outputs leave straight from registers as 16-byte stores;
-//                    "pipe": a persistent grid whose blocks loop over the tiles
-//                    with the next tile's loads in flight during each merge.
+//                    outputs leave straight from registers as 16-byte stores.
 //
 // The tie rule, kept by every piece: equal keys come from a first, so every
 // kernel here is a stable merge; the key-value mode carries each element's
@@ -31,7 +29,6 @@
 //   ./merge_tiled                    device report, checks, then the tables (2 x 2^24 floats)
 //   ./merge_tiled --quick            a tenth of the sizes: fits a 20 s Colab cell on a T4
 //   ./merge_tiled --m 2^27 --n 2^27 --only path     the performance target's size
-//   ./merge_tiled --only path --grid 2               pipelined rows on 2 blocks: each loops over many tiles
 //   ./merge_tiled --verify           every kernel x key type on the adversarial inputs
 //   ./merge_tiled --selftest         host tests of the building blocks (no GPU)
 //   ./merge_tiled --help             every option
@@ -287,70 +284,59 @@ __host__ __device__ const T* align_down_16(const T* p) {
 
 // One thread's share of copying a tile's two spans, a[0, aCount) and
 // b[0, bCount), into tile positions [0, aCount) and [aCount, aCount + bCount)
-// of a padded shared array, in two halves:
-//   issue(): every 16-byte load of this thread into registers (staged[]),
-//            all in flight at once: memory-level parallelism is what reaches
-//            the copy bandwidth;
-//   write(): the registers into the shared tile.
-// A kernel that calls them back to back loads a tile; a kernel that issues
-// the next tile's loads before it merges this one keeps DRAM busy during the
-// merge (software pipelining), at the price of the registers staged[] holds.
+// of a padded shared array. First every 16-byte load of this thread goes
+// into registers (staged[]), all in flight at once: memory-level parallelism
+// is what reaches the copy bandwidth. Then the registers go into the tile.
 // Thread tid takes chunks tid, tid + NT, ... of a's span, then b's.
 template <int NT, int NV, class T>
-struct SpanLoader {
-    static constexpr int kVec = 4;                                  // 4-byte elements per 16-byte chunk
-    static constexpr int kPerThread = ceil_div(NV / kVec + 4, NT);  // each span adds at most two ragged chunks
+__host__ __device__ void load_two_spans(int tid, const T* a, int aCount, const T* b, int bCount, T* shared) {
+    constexpr int kVec = 4;                                  // 4-byte elements per 16-byte chunk
+    constexpr int kPerThread = ceil_div(NV / kVec + 4, NT);  // each span adds at most two ragged chunks
+    const T* aBase = align_down_16(a);
+    const T* bBase = align_down_16(b);
+    const SpanChunks<kVec> sa{static_cast<int>(a - aBase), aCount};
+    const SpanChunks<kVec> sb{static_cast<int>(b - bBase), bCount};
+    const int aChunks = sa.chunks();
+    const int allChunks = aChunks + sb.chunks();
+
     uint4 staged[kPerThread];
-    SpanChunks<kVec> sa{0, 0}, sb{0, 0};
-    int aChunks = 0, allChunks = 0;
-
-    __host__ __device__ void issue(int tid, const T* a, int aCount, const T* b, int bCount) {
-        const T* aBase = align_down_16(a);
-        const T* bBase = align_down_16(b);
-        sa = {static_cast<int>(a - aBase), aCount};
-        sb = {static_cast<int>(b - bBase), bCount};
-        aChunks = sa.chunks();
-        allChunks = aChunks + sb.chunks();
-        DEVICE_UNROLL
-        for (int r = 0; r < kPerThread; ++r) {
-            const int c = tid + r * NT;
-            if (c >= allChunks) continue;
-            const bool inA = c < aChunks;
-            const SpanChunks<kVec> s = inA ? sa : sb;
-            const int cc = inA ? c : c - aChunks;
-            const T* chunk = (inA ? aBase : bBase) + cc * kVec;
-            if (s.full(cc)) {
-                staged[r] = load_chunk(chunk);
-            } else {  // a ragged end: only the elements inside the span
-                uint32_t w[kVec] = {0, 0, 0, 0};
-                DEVICE_UNROLL
-                for (int e = 0; e < kVec; ++e) {
-                    const int x = s.first(cc) + e;
-                    if (x >= 0 && x < s.count) w[e] = to_bits(load_one(chunk + e));
-                }
-                staged[r] = make_uint4(w[0], w[1], w[2], w[3]);
-            }
-        }
-    }
-
-    __host__ __device__ void write(int tid, T* shared) const {
-        DEVICE_UNROLL
-        for (int r = 0; r < kPerThread; ++r) {
-            const int c = tid + r * NT;
-            if (c >= allChunks) continue;
-            const bool inA = c < aChunks;
-            const SpanChunks<kVec> s = inA ? sa : sb;
-            const int first = s.first(inA ? c : c - aChunks);
-            const int offset = inA ? 0 : sa.count;  // b's span follows a's in the tile
-            const uint32_t w[kVec] = {staged[r].x, staged[r].y, staged[r].z, staged[r].w};
+    DEVICE_UNROLL
+    for (int r = 0; r < kPerThread; ++r) {
+        const int c = tid + r * NT;
+        if (c >= allChunks) continue;
+        const bool inA = c < aChunks;
+        const SpanChunks<kVec> s = inA ? sa : sb;
+        const int cc = inA ? c : c - aChunks;
+        const T* chunk = (inA ? aBase : bBase) + cc * kVec;
+        if (s.full(cc)) {
+            staged[r] = load_chunk(chunk);
+        } else {  // a ragged end: only the elements inside the span
+            uint32_t w[kVec] = {0, 0, 0, 0};
             DEVICE_UNROLL
             for (int e = 0; e < kVec; ++e) {
-                const int x = first + e;
-                if (x >= 0 && x < s.count) shared[padded(offset + x)] = from_bits<T>(w[e]);
+                const int x = s.first(cc) + e;
+                if (x >= 0 && x < s.count) w[e] = to_bits(load_one(chunk + e));
             }
+            staged[r] = make_uint4(w[0], w[1], w[2], w[3]);
         }
     }
-};
+
+    DEVICE_UNROLL
+    for (int r = 0; r < kPerThread; ++r) {
+        const int c = tid + r * NT;
+        if (c >= allChunks) continue;
+        const bool inA = c < aChunks;
+        const SpanChunks<kVec> s = inA ? sa : sb;
+        const int first = s.first(inA ? c : c - aChunks);
+        const int offset = inA ? 0 : sa.count;  // b's span follows a's in the tile
+        const uint32_t w[kVec] = {staged[r].x, staged[r].y, staged[r].z, staged[r].w};
+        DEVICE_UNROLL
+        for (int e = 0; e < kVec; ++e) {
+            const int x = first + e;
+            if (x >= 0 && x < s.count) shared[padded(offset + x)] = from_bits<T>(w[e]);
+        }
+    }
+}
 
 // Writes one thread's merged outputs straight from registers: its outputs
 // are tile positions [diag, diag + VT) clipped to the tile's count, and
@@ -359,9 +345,11 @@ struct SpanLoader {
 // of nv and diag = tid * vt, so whenever the output array is), the vt keys
 // go out as vt / 4 16-byte stores: no barrier and no pass through shared
 // memory. One such warp store writes 16 bytes every 4 * vt bytes rather than
-// 512 contiguous bytes, but the warp's vt / 4 stores together fill a
-// contiguous 128 * vt bytes, and L2 merges the pieces into full sectors
-// before DRAM sees them. The last tile's ragged end goes element by element.
+// 512 contiguous bytes; the warp's vt / 4 stores together fill a contiguous
+// 128 * vt bytes, which L2 merges into full sectors. That is free at vt 16
+// (64 bytes per thread) but not at vt 32, where each warp store touches 32
+// different 128-byte lines (the rows in pathVariants show both). The last
+// tile's ragged end goes element by element.
 template <int VT, class T>
 __host__ __device__ void store_registers(const T (&x)[VT], int diag, int count, T* dst) {
     T* mine = dst + diag;
@@ -556,16 +544,6 @@ __global__ void merge_path_partition(const Key* a, size_t m, const Key* b, size_
     splits[p] = co_rank(min_of(p * nv, m + n), a, m, b, n);
 }
 
-// Copies a[0, aCount) and b[0, bCount) into tile positions [0, aCount) and
-// [aCount, aCount + bCount) of a padded shared array: the two halves of
-// SpanLoader back to back, so every load is in flight before the first store.
-template <int NT, int NV, class T>
-__device__ void load_two_spans(const T* a, int aCount, const T* b, int bCount, T* shared) {
-    SpanLoader<NT, NV, T> loader;
-    loader.issue(threadIdx.x, a, aCount, b, bCount);
-    loader.write(threadIdx.x, shared);
-}
-
 // Writes tile positions [0, count) of a padded shared array to dst[0, count):
 // consecutive threads write consecutive 16-byte chunks (coalesced, one
 // vector store each); the last tile's ragged end goes element by element.
@@ -592,47 +570,6 @@ __device__ void store_tile(const T* shared, int count, T* dst) {
 // passes). Direct: store_registers, straight from each thread's registers.
 enum class PathStore { Staged, Direct };
 
-// Steps 2 and 3 of a tile, once its spans are in the shared tile (a's at
-// [0, aCount), b's at [aCount, count)): each thread's co-rank and serial
-// merge, then the stores to out[k0, k0 + count). Every thread of the block
-// calls it (the staged stores have barriers). It reads the tile and, staged,
-// writes it: the caller puts a barrier between this and the tile's next fill.
-template <int NT, int VT, PathStore kStore, class Key, class Value, int kSlots>
-__device__ void merge_and_store(TileStorage<Key, Value, kSlots>& tile, int aCount, int count, size_t k0, Key* out,
-                                Value* vout) {
-    // This thread's vt outputs start on diagonal tid * vt of the tile.
-    const int diag = min_of(static_cast<int>(threadIdx.x) * VT, count);
-    const PaddedView<Key> tileView{tile.keys, 0};
-    const int i = co_rank(diag, tileView, aCount, PaddedView<Key>{tile.keys, aCount}, count - aCount);
-    Key keys[VT];
-    int from[VT];
-    serial_merge<VT>(tileView, i, aCount, aCount + diag - i, count, keys, from);
-    Value values[kPairs<Value> ? VT : 1];
-    if constexpr (kPairs<Value>) {
-#pragma unroll
-        for (int r = 0; r < VT; ++r) values[r] = tile.values[padded(from[r])];
-    }
-
-    if constexpr (kStore == PathStore::Direct) {
-        store_registers<VT>(keys, diag, count, out + k0);
-        if constexpr (kPairs<Value>) store_registers<VT>(values, diag, count, vout + k0);
-        else (void)values, (void)vout;
-    } else {
-        __syncthreads();  // every thread has read the tile: its slots can stage the outputs
-#pragma unroll
-        for (int r = 0; r < VT; ++r) tile.keys[padded(threadIdx.x * VT + r)] = keys[r];
-        if constexpr (kPairs<Value>) {
-#pragma unroll
-            for (int r = 0; r < VT; ++r) tile.values[padded(threadIdx.x * VT + r)] = values[r];
-        } else {
-            (void)values;
-        }
-        __syncthreads();
-        store_tile<NT, NT * VT>(tile.keys, count, out + k0);
-        if constexpr (kPairs<Value>) store_tile<NT, NT * VT>(tile.values, count, vout + k0);
-    }
-}
-
 // One tile of nv outputs per block: its spans come from the partition, so
 // aCount + bCount is exactly the tile's output count and one shared array
 // of nv keys holds both (merge_tiled needs 2 * tile). Staged: three
@@ -654,88 +591,43 @@ __global__ void __launch_bounds__(NT) merge_path_tiles(const Key* a, size_t m, c
     const int count = static_cast<int>(k1 - k0);
 
     // 1. Both spans into the tile: a's at [0, aCount), b's at [aCount, count).
-    load_two_spans<NT, T::nv>(a + a0, aCount, b + b0, static_cast<int>(b1 - b0), tile.keys);
+    load_two_spans<NT, T::nv>(threadIdx.x, a + a0, aCount, b + b0, static_cast<int>(b1 - b0), tile.keys);
     if constexpr (kPairs<Value>)
-        load_two_spans<NT, T::nv>(va + a0, aCount, vb + b0, static_cast<int>(b1 - b0), tile.values);
+        load_two_spans<NT, T::nv>(threadIdx.x, va + a0, aCount, vb + b0, static_cast<int>(b1 - b0), tile.values);
     __syncthreads();
 
-    // 2 and 3. The merge in registers, then the stores.
-    merge_and_store<NT, VT, kStore>(tile, aCount, count, k0, out, vout);
-}
-
-// The same tiles, software-pipelined in a persistent grid. The launcher
-// starts about as many blocks as fit on the card at once; block g merges
-// tiles g, g + grid, g + 2 * grid, ... In merge_path_tiles a block's loads
-// are all in flight at its start and none while it merges and stores, so
-// DRAM idles unless other blocks happen to be loading. Here each block
-// issues the loads of its next tile into registers (SpanLoader::issue) just
-// before it merges the current one, and writes them to the shared tile
-// (SpanLoader::write) when it comes back round: DRAM latency hides behind
-// the merge inside every block. The splits run one tile further ahead, so
-// even the next-but-one tile's co-rank is a register, not a load, when its
-// loads are issued. Barriers per tile: one before the shared tile is
-// overwritten (every thread has finished reading the previous tile), one
-// after (the tile is complete), plus the staged stores' two.
-template <class Key, class Value, int NT, int VT, PathStore kStore>
-__global__ void __launch_bounds__(NT) merge_path_pipelined(const Key* a, size_t m, const Key* b, size_t n,
-                                                           const size_t* splits, size_t tiles, Key* out,
-                                                           const Value* va, const Value* vb, Value* vout) {
-    using T = PathTuning<NT, VT>;
-    __shared__ TileStorage<Key, Value, T::slots> tile;
-    static_assert(sizeof(tile) <= 48 * 1024, "static shared memory is limited to 48 KiB per block");
-
-    const size_t total = m + n;
-    const size_t grid = gridDim.x;
-    SpanLoader<NT, T::nv, Key> keyLoads;
-    SpanLoader<NT, T::nv, std::conditional_t<kPairs<Value>, Value, Key>> valueLoads;  // key-value mode only
-    // Start tile t's loads; its a-span is a[a0, a1), its b-span follows from the diagonals.
-    auto issue = [&](size_t t, size_t a0, size_t a1) {
-        const size_t k0 = t * T::nv, k1 = min_of(k0 + T::nv, total);
-        const size_t b0 = k0 - a0, b1 = k1 - a1;
-        keyLoads.issue(threadIdx.x, a + a0, static_cast<int>(a1 - a0), b + b0, static_cast<int>(b1 - b0));
-        if constexpr (kPairs<Value>)
-            valueLoads.issue(threadIdx.x, va + a0, static_cast<int>(a1 - a0), vb + b0, static_cast<int>(b1 - b0));
-    };
-
-    size_t t = blockIdx.x;
-    if (t >= tiles) return;  // the launcher never starts more blocks than tiles; block-uniform anyway
-    size_t a0 = splits[t], a1 = splits[t + 1];
-    issue(t, a0, a1);
-    size_t nextA0 = 0, nextA1 = 0;  // the splits of tile t + grid, read one tile ahead
-    if (t + grid < tiles) {
-        nextA0 = splits[t + grid];
-        nextA1 = splits[t + grid + 1];
+    // 2. This thread's vt outputs start on diagonal tid * vt of the tile: its
+    // co-rank there, then the serial merge into registers.
+    const int diag = min_of(static_cast<int>(threadIdx.x) * VT, count);
+    const PaddedView<Key> tileView{tile.keys, 0};
+    const int i = co_rank(diag, tileView, aCount, PaddedView<Key>{tile.keys, aCount}, count - aCount);
+    Key keys[VT];
+    int from[VT];
+    serial_merge<VT>(tileView, i, aCount, aCount + diag - i, count, keys, from);
+    Value values[kPairs<Value> ? VT : 1];
+    if constexpr (kPairs<Value>) {
+#pragma unroll
+        for (int r = 0; r < VT; ++r) values[r] = tile.values[padded(from[r])];
     }
 
-    for (;;) {  // t, grid and tiles are block-uniform: every thread meets every barrier
-        const size_t k0 = t * T::nv;
-        const int aCount = static_cast<int>(a1 - a0);
-        const int count = static_cast<int>(min_of(k0 + T::nv, total) - k0);
-
-        // 1. Tile t's loads (in flight since the last round) into the tile.
-        __syncthreads();  // every thread has finished reading the previous tile
-        keyLoads.write(threadIdx.x, tile.keys);
-        if constexpr (kPairs<Value>) valueLoads.write(threadIdx.x, tile.values);
-        __syncthreads();  // the tile is complete
-
-        // 2. The next tile's loads go out now, before this tile's merge.
-        const size_t next = t + grid;
-        size_t afterA0 = 0, afterA1 = 0;
-        if (next < tiles) {
-            issue(next, nextA0, nextA1);
-            if (next + grid < tiles) {
-                afterA0 = splits[next + grid];
-                afterA1 = splits[next + grid + 1];
-            }
+    // 3. The stores to out[k0, k0 + count).
+    if constexpr (kStore == PathStore::Direct) {
+        store_registers<VT>(keys, diag, count, out + k0);
+        if constexpr (kPairs<Value>) store_registers<VT>(values, diag, count, vout + k0);
+        else (void)values, (void)vout;
+    } else {
+        __syncthreads();  // every thread has read the tile: its slots can stage the outputs
+#pragma unroll
+        for (int r = 0; r < VT; ++r) tile.keys[padded(threadIdx.x * VT + r)] = keys[r];
+        if constexpr (kPairs<Value>) {
+#pragma unroll
+            for (int r = 0; r < VT; ++r) tile.values[padded(threadIdx.x * VT + r)] = values[r];
+        } else {
+            (void)values;
         }
-
-        // 3. Merge tile t and store it while those loads travel.
-        merge_and_store<NT, VT, kStore>(tile, aCount, count, k0, out, vout);
-
-        if (next >= tiles) break;
-        t = next;
-        a0 = nextA0, a1 = nextA1;
-        nextA0 = afterA0, nextA1 = afterA1;
+        __syncthreads();
+        store_tile<NT, NT * VT>(tile.keys, count, out + k0);
+        if constexpr (kPairs<Value>) store_tile<NT, NT * VT>(tile.values, count, vout + k0);
     }
 }
 
@@ -789,29 +681,23 @@ const char* kindName(Kind kind) {
 // A row's knobs. tile: outputs per shared-memory fill (the window for
 // merge_circular, nt * vt for merge_path, threads * vt for merge_basic);
 // vt: outputs per thread; rounds: tiles per merge_circular block; store:
-// how merge_path's outputs leave the block; grid: for the pipelined
-// merge_path, the blocks that loop over the tiles (0: one block per tile).
+// how merge_path's outputs leave the block.
 struct Knobs {
     Kind kind;
     int tile;
     int vt;
     int rounds = 1;
     PathStore store = PathStore::Staged;
-    int grid = 0;
     int threads() const { return kind == Kind::Basic ? kBasicThreads : tile / vt; }
     size_t outputsPerBlock() const { return static_cast<size_t>(tile) * rounds; }
-    size_t blocks(size_t total) const {
-        const size_t tiles = ceil_div(total, outputsPerBlock());
-        return grid > 0 ? min_of(tiles, static_cast<size_t>(grid)) : tiles;
-    }
+    size_t blocks(size_t total) const { return ceil_div(total, outputsPerBlock()); }
 };
 
-// A row's name in the tables: merge_path rows add nt x vt, "pipe" for the
-// pipelined persistent kernel and "direct" for stores from registers.
+// A row's name in the tables: merge_path rows add nt x vt, and "direct" for
+// stores from registers.
 std::string knobLabel(const Knobs& k) {
     if (k.kind != Kind::Path) return kindName(k.kind);
     std::string s = std::string(kindName(k.kind)) + " " + std::to_string(k.threads()) + "x" + std::to_string(k.vt);
-    if (k.grid > 0) s += " pipe";
     if (k.store == PathStore::Direct) s += " direct";
     return s;
 }
@@ -885,31 +771,6 @@ void launchPath(const Knobs&, MergeProblem<Key, Value>& p) {
     CUDA_CHECK_LAUNCH("merge_path_tiles");
 }
 
-// The pipelined merge runs k.grid blocks (never more than there are tiles).
-template <class Key, class Value, int NT, int VT, PathStore kStore>
-void launchPathPipelined(const Knobs& k, MergeProblem<Key, Value>& p) {
-    if (p.total() == 0) return;
-    const size_t tiles = launchPartition<NT * VT>(p);
-    merge_path_pipelined<Key, Value, NT, VT, kStore><<<gridBlocks(k.blocks(p.total()), "merge_path_pipelined"), NT>>>(
-        p.a(), p.m, p.b(), p.n, p.splits.get(), tiles, p.keysOut.get(), p.va(), p.vb(), p.valuesOut.get());
-    CUDA_CHECK_LAUNCH("merge_path_pipelined");
-}
-
-// How many blocks of a kernel the card holds at once: SMs x resident blocks
-// per SM (registers, shared memory and threads allow), the persistent grid.
-template <class Kernel>
-int residentBlocks(Kernel kernel, int threads) {
-    static const int sms = [] {
-        int device = 0, count = 0;
-        CUDA_CHECK(cudaGetDevice(&device));
-        CUDA_CHECK(cudaDeviceGetAttribute(&count, cudaDevAttrMultiProcessorCount, device));
-        return count;
-    }();
-    int perSM = 0;
-    CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&perSM, kernel, threads, 0));
-    return sms * std::max(perSM, 1);
-}
-
 // The variant table: one row per kernel and knob setting. It drives the
 // checks, the timing and the printed tables.
 template <class Key, class Value>
@@ -939,21 +800,10 @@ void addPath(std::vector<Variant<Key, Value>>& rows) {
         rows.push_back({Knobs{Kind::Path, NT * VT, VT, 1, kStore}, launchPath<Key, Value, NT, VT, kStore>});
 }
 
-// grid 0: as many blocks as the card holds at once (the persistent grid);
-// a small grid makes every block loop over many tiles (--verify, --grid).
-template <class Key, class Value, int NT, int VT, PathStore kStore>
-void addPipelined(std::vector<Variant<Key, Value>>& rows, int grid = 0) {
-    if constexpr (kFitsStatic<Key, Value, NT, VT>) {
-        if (grid == 0) grid = residentBlocks(merge_path_pipelined<Key, Value, NT, VT, kStore>, NT);
-        rows.push_back({Knobs{Kind::Path, NT * VT, VT, 1, kStore, grid}, launchPathPipelined<Key, Value, NT, VT, kStore>});
-    }
-}
-
 // The production merge's compiled shapes (nt x vt), one step at a time.
-// grid: blocks of the pipelined rows (0: the persistent grid).
 template <class Key, class Value>
-std::vector<Variant<Key, Value>> pathVariants(int grid = 0) {
-    constexpr PathStore kDirect = PathStore::Direct, kStaged = PathStore::Staged;
+std::vector<Variant<Key, Value>> pathVariants() {
+    constexpr PathStore kDirect = PathStore::Direct;
     std::vector<Variant<Key, Value>> rows;
     // One tile per block, outputs staged through shared memory. vt = 15 is
     // odd, a classic way to spread a warp's shared-memory reads over the banks.
@@ -972,15 +822,12 @@ std::vector<Variant<Key, Value>> pathVariants(int grid = 0) {
     addPath<Key, Value, 256, 32>(rows);
     // Direct stores: each thread's vt outputs leave from its registers as
     // vt / 4 16-byte stores; no staging barrier, no two shared-memory passes.
+    // At vt 16 a thread writes 64 contiguous bytes and that is as fast as
+    // staging; at vt 32 (128 bytes per thread) each warp store instruction
+    // touches 32 different 128-byte lines and the row costs about 1.7x the
+    // staged one, which writes whole lines.
     addPath<Key, Value, 256, 16, kDirect>(rows);
-    addPath<Key, Value, 128, 32, kDirect>(rows);
     addPath<Key, Value, 256, 32, kDirect>(rows);
-    // Pipelined and persistent: one resident wave of blocks loops over the
-    // tiles with the next tile's loads in flight during each merge.
-    addPipelined<Key, Value, 256, 16, kDirect>(rows, grid);
-    addPipelined<Key, Value, 256, 16, kStaged>(rows, grid);
-    addPipelined<Key, Value, 128, 32, kDirect>(rows, grid);
-    addPipelined<Key, Value, 256, 32, kDirect>(rows, grid);
     return rows;
 }
 
@@ -1091,7 +938,6 @@ std::string knobText(const Knobs& k) {
     std::string s = knobLabel(k);
     s += " tile " + std::to_string(k.tile) + ", " + std::to_string(k.vt) + " per thread";
     if (k.kind == Kind::Circular) s += ", " + std::to_string(k.rounds) + " rounds";
-    if (k.grid > 0) s += ", grid " + std::to_string(k.grid);
     return s;
 }
 
@@ -1464,14 +1310,14 @@ void testPathPieces() {
 }
 
 // The production merge's tile path on the host, thread by thread, tile after
-// tile of one input: SpanLoader's two halves (every thread issues, then
-// every thread writes, the order the kernels' barrier gives them), each
-// thread's co-rank and serial merge, and store_registers into the output.
-// As in the pipelined kernel, each thread's loader and the shared tile are
-// reused from tile to tile: the tile starts out as junk and keeps the last
-// tile's leftovers, which nothing may read. a and b start at every offset
-// from a 16-byte boundary (the ragged chunks), the output at two (the vector
-// stores and their scalar fallback), with sentinels on both sides of it.
+// tile of one input, as merge_path_tiles runs it: every thread's
+// load_two_spans (then the barrier), each thread's co-rank and serial merge,
+// and store_registers into the output. One shared tile serves every tile:
+// it starts out as junk and keeps the last tile's leftovers, which nothing
+// may read (a block's shared memory holds junk at its start too). a and b
+// start at every offset from a 16-byte boundary (the ragged chunks), the
+// output at two (the vector stores and their scalar fallback), with
+// sentinels on both sides of it.
 template <int NT, int VT>
 bool pathTilesMatch(const std::vector<float>& a, const std::vector<float>& b, int aShift, int bShift,
                     int outShift) {
@@ -1489,14 +1335,13 @@ bool pathTilesMatch(const std::vector<float>& a, const std::vector<float>& b, in
     std::copy(b.begin(), b.end(), bPtr);
     std::vector<size_t> source(total, SIZE_MAX);
 
-    std::vector<SpanLoader<NT, kNv, float>> loaders(NT);
     std::vector<float> shared(padded(kNv - 1) + 1, 1000.0f);  // junk a stray read would merge
     for (int k0 = 0; k0 < total; k0 += kNv) {
         const int k1 = std::min(k0 + kNv, total), count = k1 - k0;
         const int a0 = co_rank(k0, aPtr, m, bPtr, n), a1 = co_rank(k1, aPtr, m, bPtr, n);
         const int aCount = a1 - a0, b0 = k0 - a0;
-        for (int tid = 0; tid < NT; ++tid) loaders[tid].issue(tid, aPtr + a0, aCount, bPtr + b0, count - aCount);
-        for (int tid = 0; tid < NT; ++tid) loaders[tid].write(tid, shared.data());
+        for (int tid = 0; tid < NT; ++tid)
+            load_two_spans<NT, kNv>(tid, aPtr + a0, aCount, bPtr + b0, count - aCount, shared.data());
         for (int tid = 0; tid < NT; ++tid) {
             const int diag = std::min(tid * VT, count);
             const PaddedView<float> tile{shared.data(), 0};
@@ -1558,7 +1403,7 @@ void testPathTiles() {
     sweep(std::integral_constant<int, 8>{}, std::integral_constant<int, 8>{});
     sweep(std::integral_constant<int, 2>{}, std::integral_constant<int, 16>{});
     sweep(std::integral_constant<int, 4>{}, std::integral_constant<int, 32>{});
-    expect(ok, "tile path: SpanLoader issue/write, serial_merge and store_registers, reused across tiles");
+    expect(ok, "tile path: load_two_spans, serial_merge and store_registers, one shared tile for many tiles");
     std::printf("tile path: nt x vt 4x3, 4x4, 8x8, 2x16, 4x32; %zu runs (inputs x 16-byte offsets of a, b, out)\n",
                 runs);
 }
@@ -1607,12 +1452,6 @@ std::vector<Variant<Key, Value>> verifyVariants() {
     std::vector<Variant<Key, Value>> variants;
     for (const Knobs& k : verifyKnobs()) variants.push_back(makeVariant<Key, Value>(k));
     for (const auto& v : pathVariants<Key, Value>()) variants.push_back(v);
-    // The pipelined merge on a grid of 1 to 3 blocks: every block loops over
-    // many tiles even on short inputs, so the reuse of the shared tile across
-    // rounds and the loads issued a tile ahead are exercised everywhere.
-    addPipelined<Key, Value, 256, 16, PathStore::Direct>(variants, 2);
-    addPipelined<Key, Value, 256, 16, PathStore::Staged>(variants, 3);
-    addPipelined<Key, Value, 128, 32, PathStore::Direct>(variants, 1);
     return variants;
 }
 
@@ -1670,7 +1509,6 @@ struct LessonOptions {
     std::vector<size_t> basicVts, tiles, vts;
     int rounds;
     std::string only;
-    int grid;  // blocks of the pipelined merge_path rows; 0: as many as the card holds at once
     bool pairs, timing;
     TimingPlan plan;
     std::string csvPath;
@@ -1694,7 +1532,7 @@ std::vector<Variant<Key, Value>> lessonVariants(const LessonOptions& o) {
                         {kind, static_cast<int>(tile), static_cast<int>(vt), kind == Kind::Circular ? o.rounds : 1}));
     }
     if (wanted(Kind::Path))
-        for (const auto& v : pathVariants<Key, Value>(o.grid)) rows.push_back(v);
+        for (const auto& v : pathVariants<Key, Value>()) rows.push_back(v);
     return rows;
 }
 
@@ -1810,7 +1648,7 @@ int runLessonFor(const LessonOptions& o, const char* keyName, CsvFile& csv) {
     for (const Knobs& k : simple)
         if (k.kind != Kind::Path) rows.push_back(makeVariant<Key, uint32_t>(k));
     if (o.only == "all" || o.only == "path")
-        for (const auto& v : pathVariants<Key, uint32_t>(o.grid)) rows.push_back(v);
+        for (const auto& v : pathVariants<Key, uint32_t>()) rows.push_back(v);
     const SectionResult pairs = runSection<Key, uint32_t>(
         "Key-value: " + what + ", uint32 values = source position (GB/s counts keys and values)", a, b, rows, o, csv);
     return pairs.ok ? kExitPass : kExitCheckFailed;
@@ -1828,9 +1666,6 @@ LessonOptions readOptions(const Args& args) {
     o.vts = args.countList("--per-thread", {4, 8, 16}, 1);
     o.rounds = static_cast<int>(args.count("--rounds", 2, 1));
     o.only = args.choice("--only", "all", {"all", "basic", "tiled", "circular", "path"});
-    const size_t grid = args.count("--grid", 0);
-    if (grid > 65535) args.fail("--grid must be at most 65535");
-    o.grid = static_cast<int>(grid);
     o.pairs = !args.has("--no-pairs");
     o.timing = !args.has("--no-timing");
     o.plan.repeats = static_cast<int>(args.count("--repeats", 15, 1));
@@ -1885,8 +1720,6 @@ int main(int argc, char** argv) {
          {"--basic-per-thread", "LIST", "outputs per thread for merge_basic (default 1,4,16)"},
          {"--rounds", "N", "tiles per merge_circular block (default 2)"},
          {"--only", "KIND", "all (default), basic, tiled, circular or path"},
-         {"--grid", "N", "blocks of the pipelined merge_path rows (default: as many as fit on the card at "
-                         "once); a small N makes every block loop over many tiles"},
          {"--no-pairs", "", "skip the key-value table"},
          {"--repeats", "N", "timed runs per row; the median is reported (default 15)"},
          {"--no-timing", "", "run the checks only"},

@@ -912,26 +912,17 @@ MergeProblem<Key, Value> uploadMerge(const std::vector<Key>& a, const std::vecto
 template <class Key, class Value>
 bool matchesReference(const std::string& what, const std::vector<Key>& a, const std::vector<Key>& b,
                       const MergeProblem<Key, Value>& p) {
-    ReferenceMerge<Key> reference(a.data(), a.size(), b.data(), b.size());
-    const size_t chunk = std::min<size_t>(std::max<size_t>(p.total(), 1), size_t{1} << 24);
-    std::vector<Key> gotKeys(chunk), wantKeys(chunk);
-    std::vector<size_t> gotSource(kPairs<Value> ? chunk : 0), wantSource(chunk);
-    std::vector<uint32_t> gotValues(kPairs<Value> ? chunk : 0);
-    auto describe = [&](size_t s) { return describeMergeSource(s, p.m); };
-    for (size_t start = 0; start < p.total(); start += chunk) {
-        const size_t count = std::min(chunk, p.total() - start);
-        reference.next(count, wantKeys.data(), wantSource.data());
-        p.keysOut.download(gotKeys.data(), count, start);
-        if (!compareExact(what.c_str(), gotKeys.data(), wantKeys.data(), count, start)) return false;
-        if constexpr (kPairs<Value>) {
-            p.valuesOut.download(gotValues.data(), count, start);
-            for (size_t q = 0; q < count; ++q)
-                gotSource[q] = gotValues[q] == 0xFFFFFFFFu ? SIZE_MAX : gotValues[q];
-            if (!compareProvenance(what.c_str(), gotSource.data(), wantSource.data(), count, describe, start))
-                return false;
-        }
+    auto fetchKeys = [&p](size_t start, size_t count, Key* keys) { p.keysOut.download(keys, count, start); };
+    FetchSources fetchSources;
+    if constexpr (kPairs<Value>) {
+        // The values are the sources (uint32); 0xFFFFFFFF is the poison: never written.
+        fetchSources = [&p](size_t start, size_t count, size_t* sources) {
+            std::vector<uint32_t> values(count);
+            p.valuesOut.download(values.data(), count, start);
+            for (size_t q = 0; q < count; ++q) sources[q] = values[q] == 0xFFFFFFFFu ? SIZE_MAX : values[q];
+        };
     }
-    return true;
+    return mergeMatchesReference(what, a, b, fetchKeys, fetchSources);
 }
 
 std::string knobText(const Knobs& k) {

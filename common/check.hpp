@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <functional>
 #include <numeric>
 #include <string>
 #include <type_traits>
@@ -107,6 +108,36 @@ private:
     size_t n_;
     size_t i_ = 0, j_ = 0;
 };
+
+// Checks a merge's output against ReferenceMerge, a chunk at a time, so an
+// output larger than host memory can be checked. fetchKeys(start, count,
+// keys) copies output positions [start, start + count) from the device;
+// fetchSources, when given, copies each position's provenance (its source
+// position in a||b, SIZE_MAX for "never written"). Prints the first
+// disagreement and returns false.
+using FetchSources = std::function<void(size_t start, size_t count, size_t* sources)>;
+
+template <class Key, class FetchKeys>
+bool mergeMatchesReference(const std::string& what, const std::vector<Key>& a, const std::vector<Key>& b,
+                           FetchKeys fetchKeys, const FetchSources& fetchSources = {}) {
+    const size_t total = a.size() + b.size();
+    ReferenceMerge<Key> reference(a.data(), a.size(), b.data(), b.size());
+    const size_t chunk = std::min<size_t>(total, size_t{1} << 24);
+    std::vector<Key> gotKeys(chunk), wantKeys(chunk);
+    std::vector<size_t> gotSources(fetchSources ? chunk : 0), wantSources(chunk);
+    auto describe = [&a](size_t s) { return describeMergeSource(s, a.size()); };
+    for (size_t start = 0; start < total; start += chunk) {
+        const size_t count = std::min(chunk, total - start);
+        reference.next(count, wantKeys.data(), wantSources.data());
+        fetchKeys(start, count, gotKeys.data());
+        if (!compareExact(what.c_str(), gotKeys.data(), wantKeys.data(), count, start)) return false;
+        if (!fetchSources) continue;
+        fetchSources(start, count, gotSources.data());
+        if (!compareProvenance(what.c_str(), gotSources.data(), wantSources.data(), count, describe, start))
+            return false;
+    }
+    return true;
+}
 
 // The stable sort reference: the original index of each output element,
 // from std::stable_sort with the caller's strict weak order.

@@ -225,27 +225,14 @@ private:
 
 // ---------------------------------------------------------------- checking
 
-// Checks the device's out (and, if given, source) against the host
-// reference merge, streamed in chunks so that outputs past host memory can
-// be checked. Prints the first disagreement and returns false.
+// Checks the device's out (and, if asked, source) against the host merge.
 bool matchesReference(const char* what, const std::vector<float>& a, const std::vector<float>& b,
                       const DeviceMerge& d, bool withSource) {
-    ReferenceMerge<float> reference(a.data(), a.size(), b.data(), b.size());
-    const size_t chunk = std::min<size_t>(d.total(), size_t{1} << 25);
-    std::vector<float> gotKeys(chunk), wantKeys(chunk);
-    std::vector<size_t> gotSource(withSource ? chunk : 0), wantSource(chunk);
-    for (size_t start = 0; start < d.total(); start += chunk) {
-        const size_t count = std::min(chunk, d.total() - start);
-        reference.next(count, wantKeys.data(), wantSource.data());
-        d.out.download(gotKeys.data(), count, start);
-        if (!compareExact(what, gotKeys.data(), wantKeys.data(), count, start)) return false;
-        if (!withSource) continue;
-        d.source.download(gotSource.data(), count, start);
-        auto describe = [&](size_t s) { return describeMergeSource(s, d.m); };
-        if (!compareProvenance(what, gotSource.data(), wantSource.data(), count, describe, start))
-            return false;
-    }
-    return true;
+    auto fetchKeys = [&d](size_t start, size_t count, float* keys) { d.out.download(keys, count, start); };
+    FetchSources fetchSources;
+    if (withSource)
+        fetchSources = [&d](size_t start, size_t count, size_t* sources) { d.source.download(sources, count, start); };
+    return mergeMatchesReference(what, a, b, fetchKeys, fetchSources);
 }
 
 // The gate every row passes before it is timed: the timed kernel's values,

@@ -1542,6 +1542,7 @@ int runLesson(const Options& opt) {
 }
 
 int main(int argc, char** argv) {
+    std::setvbuf(stdout, nullptr, _IOLBF, 0);  // a long run's log shows each line as it is printed
     Args args("bitonic_sort",
               "Chapter 12: bitonic sort, from one compare-exchange to a multi-block sort of any size",
               {{"--verify", "", "every kernel on the adversarial set (with --n: that size only), no timing"},

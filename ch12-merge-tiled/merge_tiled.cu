@@ -1697,6 +1697,7 @@ int runVerify(const Args& args, const LessonOptions& o) {
 }
 
 int main(int argc, char** argv) {
+    std::setvbuf(stdout, nullptr, _IOLBF, 0);  // a long run's log shows each line as it is printed
     const Args args(
         "merge_tiled",
         "Chapter 12: basic, tiled and circular-buffer merges, coarsening, and a merge-path merge near copy speed.",

@@ -550,6 +550,7 @@ int runLesson(const LessonOptions& o) {
 }
 
 int main(int argc, char** argv) {
+    std::setvbuf(stdout, nullptr, _IOLBF, 0);  // a long run's log shows each line as it is printed
     const Args args("merge_path",
                     "Day 36: merge path -- two sorted float arrays merged with one co-rank search per thread.",
                     {{"--quick", "", "a tenth of the default sizes (a 20 s Colab cell on a T4)"},

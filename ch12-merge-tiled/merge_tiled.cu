@@ -910,7 +910,7 @@ MergeProblem<Key, Value> uploadMerge(const std::vector<Key>& a, const std::vecto
 // chunks (outputs past host memory can be checked): keys bit for bit, and
 // in key-value mode every element's source. Prints the first difference.
 template <class Key, class Value>
-bool matchesReference(const std::string& what, const std::vector<Key>& a, const std::vector<Key>& b,
+bool matchesReference(const std::string& what, const MergeReference<Key>& reference,
                       const MergeProblem<Key, Value>& p) {
     auto fetchKeys = [&p](size_t start, size_t count, Key* keys) { p.keysOut.download(keys, count, start); };
     FetchSources fetchSources;
@@ -922,7 +922,7 @@ bool matchesReference(const std::string& what, const std::vector<Key>& a, const 
             for (size_t q = 0; q < count; ++q) sources[q] = values[q] == 0xFFFFFFFFu ? SIZE_MAX : values[q];
         };
     }
-    return mergeMatchesReference(what, a, b, fetchKeys, fetchSources);
+    return reference.matches(what, fetchKeys, fetchSources);
 }
 
 std::string knobText(const Knobs& k) {
@@ -934,23 +934,22 @@ std::string knobText(const Knobs& k) {
 
 // The gate every row passes before it is timed: poison, launch, compare.
 template <class Key, class Value>
-bool checkVariant(const Variant<Key, Value>& v, const std::vector<Key>& a, const std::vector<Key>& b,
-                  MergeProblem<Key, Value>& p) {
+bool checkVariant(const Variant<Key, Value>& v, const MergeReference<Key>& reference, MergeProblem<Key, Value>& p) {
     p.keysOut.poison();
     if constexpr (kPairs<Value>) p.valuesOut.poison();
     v.launch(v.knobs, p);
     CUDA_CHECK(cudaDeviceSynchronize());
-    return matchesReference(knobText(v.knobs) + (kPairs<Value> ? " (key-value)" : ""), a, b, p);
+    return matchesReference(knobText(v.knobs) + (kPairs<Value> ? " (key-value)" : ""), reference, p);
 }
 
 template <class Key, class Value>
-bool checkLibrary(LibraryMerge<Key, Value>& library, const std::vector<Key>& a, const std::vector<Key>& b,
+bool checkLibrary(LibraryMerge<Key, Value>& library, const MergeReference<Key>& reference,
                   MergeProblem<Key, Value>& p) {
     p.keysOut.poison();
     if constexpr (kPairs<Value>) p.valuesOut.poison();
     library();
     CUDA_CHECK(cudaDeviceSynchronize());
-    return matchesReference(library.name(), a, b, p);
+    return matchesReference(library.name(), reference, p);
 }
 
 // ---------------------------------------------------------------- selftest
@@ -1447,10 +1446,10 @@ std::vector<Variant<Key, Value>> verifyVariants() {
 }
 
 template <class Key, class Value>
-bool verifyCase(const std::vector<Key>& a, const std::vector<Key>& b) {
+bool verifyCase(const std::vector<Key>& a, const std::vector<Key>& b, const MergeReference<Key>& reference) {
     MergeProblem<Key, Value> p = uploadMerge<Key, Value>(a, b);
     for (const auto& v : verifyVariants<Key, Value>())
-        if (!checkVariant(v, a, b, p)) return false;
+        if (!checkVariant(v, reference, p)) return false;
     return true;
 }
 
@@ -1461,7 +1460,9 @@ int verifyKey(const char* keyName, const std::vector<MergeCase>& cases) {
         std::vector<Key> a, b;
         makeMergeInput(c.shape, c.m, c.n, a, b);
         const bool pairs = a.size() + b.size() <= kMaxProvenance;
-        const bool ok = verifyCase<Key, NoValues>(a, b) && (!pairs || verifyCase<Key, uint32_t>(a, b));
+        const MergeReference<Key> reference(a, b);  // one host merge serves every kernel of this input
+        const bool ok = verifyCase<Key, NoValues>(a, b, reference) &&
+                        (!pairs || verifyCase<Key, uint32_t>(a, b, reference));
         std::printf("%-5s %-6s %-13s m=%-10zu n=%-10zu %zu kernels, keys%s\n", ok ? "ok" : "FAIL", keyName,
                     mergeShapeName(c.shape), a.size(), b.size(), verifyVariants<Key, NoValues>().size(),
                     pairs ? " and key-value (provenance)" : " only (too long for uint32 provenance)");
@@ -1542,9 +1543,10 @@ SectionResult runSection(const std::string& title, const std::vector<Key>& a, co
     SectionResult result;
     MergeProblem<Key, Value> p = uploadMerge<Key, Value>(a, b);
     LibraryMerge<Key, Value> library(p);
+    const MergeReference<Key> reference(a, b);
     for (const auto& v : rows)
-        if (!checkVariant(v, a, b, p)) return {false, {}};
-    if (!checkLibrary(library, a, b, p)) return {false, {}};
+        if (!checkVariant(v, reference, p)) return {false, {}};
+    if (!checkLibrary(library, reference, p)) return {false, {}};
     std::printf("\n%s: checks: %zu kernel rows and %s match the host merge exactly (keys%s)\n", title.c_str(),
                 rows.size(), library.name(), kPairs<Value> ? ", and every element's source through its value" : "");
     if (!o.timing || p.total() == 0) return result;

@@ -13,6 +13,7 @@
 #include <numeric>
 #include <string>
 #include <type_traits>
+#include <unistd.h>
 #include <vector>
 
 inline std::string formatKey(float v) {
@@ -109,35 +110,73 @@ private:
     size_t i_ = 0, j_ = 0;
 };
 
-// Checks a merge's output against ReferenceMerge, a chunk at a time, so an
-// output larger than host memory can be checked. fetchKeys(start, count,
-// keys) copies output positions [start, start + count) from the device;
+// Where a checked merge's output comes from: fetchKeys(start, count, keys)
+// copies output positions [start, start + count) from the device;
 // fetchSources, when given, copies each position's provenance (its source
-// position in a||b, SIZE_MAX for "never written"). Prints the first
-// disagreement and returns false.
+// position in a||b, SIZE_MAX for "never written").
 using FetchSources = std::function<void(size_t start, size_t count, size_t* sources)>;
 
-template <class Key, class FetchKeys>
-bool mergeMatchesReference(const std::string& what, const std::vector<Key>& a, const std::vector<Key>& b,
-                           FetchKeys fetchKeys, const FetchSources& fetchSources = {}) {
-    const size_t total = a.size() + b.size();
-    ReferenceMerge<Key> reference(a.data(), a.size(), b.data(), b.size());
-    const size_t chunk = std::min<size_t>(total, size_t{1} << 24);
-    std::vector<Key> gotKeys(chunk), wantKeys(chunk);
-    std::vector<size_t> gotSources(fetchSources ? chunk : 0), wantSources(chunk);
-    auto describe = [&a](size_t s) { return describeMergeSource(s, a.size()); };
-    for (size_t start = 0; start < total; start += chunk) {
-        const size_t count = std::min(chunk, total - start);
-        reference.next(count, wantKeys.data(), wantSources.data());
-        fetchKeys(start, count, gotKeys.data());
-        if (!compareExact(what.c_str(), gotKeys.data(), wantKeys.data(), count, start)) return false;
-        if (!fetchSources) continue;
-        fetchSources(start, count, gotSources.data());
-        if (!compareProvenance(what.c_str(), gotSources.data(), wantSources.data(), count, describe, start))
-            return false;
-    }
-    return true;
+// Host memory, for deciding whether a reference can be kept (POSIX).
+inline size_t hostMemoryBytes() {
+    const long pages = sysconf(_SC_PHYS_PAGES), pageSize = sysconf(_SC_PAGE_SIZE);
+    return pages > 0 && pageSize > 0 ? static_cast<size_t>(pages) * static_cast<size_t>(pageSize) : 0;
 }
+
+// The stable merge of a and b that every merge kernel is checked against.
+// Computed once and kept when it fits in a quarter of host memory, so that
+// checking many kernels on one input costs one host merge; otherwise merged
+// again, streamed a chunk at a time, for every check, so that an output
+// larger than host memory can still be checked. a and b must outlive it.
+template <class Key>
+class MergeReference {
+public:
+    enum class Keep { IfItFits, Never };  // Never: always stream (tests use it to reach that path)
+
+    MergeReference(const std::vector<Key>& a, const std::vector<Key>& b, Keep keep = Keep::IfItFits)
+        : a_(a), b_(b) {
+        const size_t total = a.size() + b.size();
+        if (keep == Keep::IfItFits && total * (sizeof(Key) + sizeof(size_t)) <= hostMemoryBytes() / 4) {
+            keys_.resize(total);
+            sources_.resize(total);
+            ReferenceMerge<Key>(a.data(), a.size(), b.data(), b.size()).next(total, keys_.data(), sources_.data());
+            kept_ = true;
+        }
+    }
+
+    // Compares the output exactly (and its provenance, if fetchSources is
+    // given) with the reference; prints the first disagreement and returns false.
+    template <class FetchKeys>
+    bool matches(const std::string& what, FetchKeys fetchKeys, const FetchSources& fetchSources = {}) const {
+        const size_t total = a_.size() + b_.size();
+        ReferenceMerge<Key> streamed(a_.data(), a_.size(), b_.data(), b_.size());
+        const size_t chunk = std::min<size_t>(total, size_t{1} << 24);
+        std::vector<Key> gotKeys(chunk), streamedKeys(kept_ ? 0 : chunk);
+        std::vector<size_t> gotSources(fetchSources ? chunk : 0), streamedSources(kept_ ? 0 : chunk);
+        auto describe = [this](size_t s) { return describeMergeSource(s, a_.size()); };
+        for (size_t start = 0; start < total; start += chunk) {
+            const size_t count = std::min(chunk, total - start);
+            const Key* wantKeys = kept_ ? keys_.data() + start : streamedKeys.data();
+            const size_t* wantSources = kept_ ? sources_.data() + start : streamedSources.data();
+            if (!kept_) streamed.next(count, streamedKeys.data(), streamedSources.data());
+            fetchKeys(start, count, gotKeys.data());
+            if (!compareExact(what.c_str(), gotKeys.data(), wantKeys, count, start)) return false;
+            if (!fetchSources) continue;
+            fetchSources(start, count, gotSources.data());
+            if (!compareProvenance(what.c_str(), gotSources.data(), wantSources, count, describe, start))
+                return false;
+        }
+        return true;
+    }
+
+    bool kept() const { return kept_; }
+
+private:
+    const std::vector<Key>& a_;
+    const std::vector<Key>& b_;
+    std::vector<Key> keys_;
+    std::vector<size_t> sources_;
+    bool kept_ = false;
+};
 
 // The stable sort reference: the original index of each output element,
 // from std::stable_sort with the caller's strict weak order.

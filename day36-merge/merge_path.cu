@@ -226,29 +226,28 @@ private:
 // ---------------------------------------------------------------- checking
 
 // Checks the device's out (and, if asked, source) against the host merge.
-bool matchesReference(const char* what, const std::vector<float>& a, const std::vector<float>& b,
-                      const DeviceMerge& d, bool withSource) {
+bool matchesReference(const char* what, const MergeReference<float>& reference, const DeviceMerge& d,
+                      bool withSource) {
     auto fetchKeys = [&d](size_t start, size_t count, float* keys) { d.out.download(keys, count, start); };
     FetchSources fetchSources;
     if (withSource)
         fetchSources = [&d](size_t start, size_t count, size_t* sources) { d.source.download(sources, count, start); };
-    return mergeMatchesReference(what, a, b, fetchKeys, fetchSources);
+    return reference.matches(what, fetchKeys, fetchSources);
 }
 
 // The gate every row passes before it is timed: the timed kernel's values,
 // then the same kernel with provenance; the output is poisoned before each.
-bool checkVariant(const Variant& v, const std::vector<float>& a, const std::vector<float>& b,
-                  DeviceMerge& d) {
+bool checkVariant(const Variant& v, const MergeReference<float>& reference, DeviceMerge& d) {
     const std::string what = v.label();
     d.out.poison();
     launch<false>(v, d);
     CUDA_CHECK(cudaDeviceSynchronize());
-    if (!matchesReference(what.c_str(), a, b, d, false)) return false;
+    if (!matchesReference(what.c_str(), reference, d, false)) return false;
     d.out.poison();
     d.source.poison();
     launch<true>(v, d);
     CUDA_CHECK(cudaDeviceSynchronize());
-    return matchesReference(what.c_str(), a, b, d, true);
+    return matchesReference(what.c_str(), reference, d, true);
 }
 
 // Device memory for a merge of `total` elements: a || b, out and source.
@@ -349,6 +348,41 @@ int runSelftest() {
     // The exercise's input: ties across the inputs, 3 outputs per thread.
     expect(slicesMatchReference("seed ties example, 3 per thread", {1, 5, 9}, {5, 5, 5}, 3),
            "seed ties example: slices match the stable merge");
+    // The check itself: the kept and the streamed reference accept a right
+    // output and catch a planted tie swap (values equal, sources not) in the
+    // second of the check's 2^24-element chunks, at the position planted.
+    {
+        std::vector<float> a, b;
+        makeMergeInput(MergeShape::ManyTies, 9000001, 8000003, a, b);
+        const size_t total = a.size() + b.size();
+        std::vector<float> keys(total);
+        std::vector<size_t> sources(total);
+        ReferenceMerge<float>(a.data(), a.size(), b.data(), b.size()).next(total, keys.data(), sources.data());
+        size_t swapAt = (size_t{1} << 24) + 5;  // the next place where an a and a b of equal value meet
+        while (swapAt + 1 < total && !(sources[swapAt] < a.size() && sources[swapAt + 1] >= a.size() &&
+                                       keys[swapAt] == keys[swapAt + 1]))
+            ++swapAt;
+        std::vector<size_t> swapped = sources;
+        std::swap(swapped[swapAt], swapped[swapAt + 1]);
+        auto fetchKeys = [&keys](size_t start, size_t count, float* out) {
+            std::copy(keys.begin() + start, keys.begin() + start + count, out);
+        };
+        auto fetchFrom = [](const std::vector<size_t>& from) {
+            return FetchSources([&from](size_t start, size_t count, size_t* out) {
+                std::copy(from.begin() + start, from.begin() + start + count, out);
+            });
+        };
+        using Keep = MergeReference<float>::Keep;
+        for (Keep keep : {Keep::IfItFits, Keep::Never}) {
+            const MergeReference<float> reference(a, b, keep);
+            const std::string mode = reference.kept() ? "kept" : "streamed";
+            expect(reference.matches("right output (" + mode + ")", fetchKeys, fetchFrom(sources)),
+                   "the " + mode + " reference accepts the stable merge");
+            std::printf("planted tie swap at output position %zu, %s reference: ", swapAt, mode.c_str());
+            expect(!reference.matches("tie swap", fetchKeys, fetchFrom(swapped)),
+                   "the " + mode + " reference catches a tie swap");
+        }
+    }
     // Exhaustive: every pair of sorted arrays of length 0..6 over 3 keys (ties
     // everywhere), every k, every slice size 1..7.
     {
@@ -417,8 +451,9 @@ int runVerify() {
         std::vector<float> a, b;
         makeMergeInput(c.shape, c.m, c.n, a, b);
         DeviceMerge d = uploadMerge(a, b);
+        const MergeReference<float> reference(a, b);
         bool ok = true;
-        for (const Variant& v : variants) ok = ok && checkVariant(v, a, b, d);
+        for (const Variant& v : variants) ok = ok && checkVariant(v, reference, d);
         std::printf("%-5s %-13s m=%-8zu n=%-8zu %zu kernels\n", ok ? "ok" : "FAIL", mergeShapeName(c.shape),
                     a.size(), b.size(), variants.size());
         failed += !ok;
@@ -466,6 +501,7 @@ int runLesson(const LessonOptions& o) {
     std::vector<float> a, b;
     makeMergeInput(shape, o.m, o.n, a, b);
     DeviceMerge d = uploadMerge(a, b);
+    const MergeReference<float> reference(a, b);  // the host merge every row is checked against
     const double mib = d.bytesMoved() / 1048576.0;
     std::printf("input %s; a: %zu elements, b: %zu, merged: %zu, %.1f MiB moved%s\n", mergeShapeName(shape),
                 d.m, d.n, d.total(), mib,
@@ -479,12 +515,12 @@ int runLesson(const LessonOptions& o) {
     if (runOneThread) rows.push_back({0});
     for (size_t perThread : sweep) rows.push_back({perThread});
     for (const Variant& v : rows)
-        if (!checkVariant(v, a, b, d)) return kExitCheckFailed;
+        if (!checkVariant(v, reference, d)) return kExitCheckFailed;
     LibraryMerge library(d);
     d.out.poison();
     library();
     CUDA_CHECK(cudaDeviceSynchronize());
-    if (!matchesReference(LibraryMerge::name(), a, b, d, false)) return kExitCheckFailed;
+    if (!matchesReference(LibraryMerge::name(), reference, d, false)) return kExitCheckFailed;
     std::printf("checks: %zu kernels and %s match the host merge exactly (values%s)\n", rows.size(),
                 LibraryMerge::name(), ", and every element's source for the kernels");
     if (!o.timing) return kExitPass;

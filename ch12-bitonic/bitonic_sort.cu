@@ -1541,8 +1541,8 @@ int runLesson(const Options& opt) {
     return kExitPass;
 }
 
-int main(int argc, char** argv) {
-    std::setvbuf(stdout, nullptr, _IOLBF, 0);  // a long run's log shows each line as it is printed
+// The command line: one mode per run (see the first comment).
+int runCommandLine(int argc, char** argv) {
     Args args("bitonic_sort",
               "Chapter 12: bitonic sort, from one compare-exchange to a multi-block sort of any size",
               {{"--verify", "", "every kernel on the adversarial set (with --n: that size only), no timing"},
@@ -1575,4 +1575,8 @@ int main(int argc, char** argv) {
     if (opt.key == "int32") return runLesson<int32_t>(opt);
     if (opt.key == "float") return runLesson<float>(opt);
     return runLesson<uint32_t>(opt);
+}
+
+int main(int argc, char** argv) {
+    return lessonMain("bitonic_sort", [&] { return runCommandLine(argc, argv); });
 }

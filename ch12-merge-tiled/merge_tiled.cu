@@ -1698,8 +1698,8 @@ int runVerify(const Args& args, const LessonOptions& o) {
     return failed ? kExitCheckFailed : kExitPass;
 }
 
-int main(int argc, char** argv) {
-    std::setvbuf(stdout, nullptr, _IOLBF, 0);  // a long run's log shows each line as it is printed
+// The command line: one mode per run (see the first comment).
+int runCommandLine(int argc, char** argv) {
     const Args args(
         "merge_tiled",
         "Chapter 12: basic, tiled and circular-buffer merges, coarsening, and a merge-path merge near copy speed.",
@@ -1721,14 +1721,13 @@ int main(int argc, char** argv) {
          {"--verify", "", "every kernel x key type on the adversarial inputs (or on --m/--n), exact checks"},
          {"--selftest", "", "host-only tests of the building blocks (no GPU needed)"}},
         argc, argv);
-    try {
-        if (args.has("--selftest")) return runSelftest();
-        const LessonOptions options = readOptions(args);
-        requireCudaDevice("merge_tiled");
-        if (args.has("--verify")) return runVerify(args, options);
-        return runLesson(options);
-    } catch (const std::bad_alloc&) {
-        std::fprintf(stderr, "merge_tiled: not enough host memory for these sizes\n");
-        return kExitCudaError;
-    }
+    if (args.has("--selftest")) return runSelftest();
+    const LessonOptions options = readOptions(args);
+    requireCudaDevice("merge_tiled");
+    if (args.has("--verify")) return runVerify(args, options);
+    return runLesson(options);
+}
+
+int main(int argc, char** argv) {
+    return lessonMain("merge_tiled", [&] { return runCommandLine(argc, argv); });
 }

@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <cstdio>
 #include <cstdlib>
+#include <new>
 #include <utility>
 
 
@@ -123,3 +124,18 @@ private:
     T* ptr_ = nullptr;
     size_t count_ = 0;
 };
+
+// Every lesson's main runs inside this: stdout flushed by line (a long run's
+// log shows how far it got), and running out of host memory becomes one line
+// and exit 3 instead of an abort.
+//   int main(int argc, char** argv) { return lessonMain("merge_path", [&] { ...; return code; }); }
+template <class Body>
+int lessonMain(const char* program, Body body) {
+    std::setvbuf(stdout, nullptr, _IOLBF, 0);
+    try {
+        return body();
+    } catch (const std::bad_alloc&) {
+        std::fprintf(stderr, "%s: not enough host memory for these sizes\n", program);
+        return kExitCudaError;
+    }
+}

@@ -585,8 +585,8 @@ int runLesson(const LessonOptions& o) {
     return kExitPass;
 }
 
-int main(int argc, char** argv) {
-    std::setvbuf(stdout, nullptr, _IOLBF, 0);  // a long run's log shows each line as it is printed
+// The command line: one mode per run (see the first comment).
+int runCommandLine(int argc, char** argv) {
     const Args args("merge_path",
                     "Day 36: merge path -- two sorted float arrays merged with one co-rank search per thread.",
                     {{"--quick", "", "a tenth of the default sizes (a 20 s Colab cell on a T4)"},
@@ -601,14 +601,13 @@ int main(int argc, char** argv) {
                      {"--verify", "", "every kernel on the adversarial inputs, exact checks, no timing"},
                      {"--selftest", "", "host-only tests of coRank and the slice walk (no GPU needed)"}},
                     argc, argv);
-    try {
-        if (args.has("--selftest")) return runSelftest();
-        const LessonOptions options = readOptions(args);
-        requireCudaDevice("merge_path");
-        if (args.has("--verify")) return runVerify();
-        return runLesson(options);
-    } catch (const std::bad_alloc&) {
-        std::fprintf(stderr, "merge_path: not enough host memory for these sizes\n");
-        return kExitCudaError;
-    }
+    if (args.has("--selftest")) return runSelftest();
+    const LessonOptions options = readOptions(args);
+    requireCudaDevice("merge_path");
+    if (args.has("--verify")) return runVerify();
+    return runLesson(options);
+}
+
+int main(int argc, char** argv) {
+    return lessonMain("merge_path", [&] { return runCommandLine(argc, argv); });
 }

@@ -38,23 +38,14 @@
 #include "../common/cuda_check.cuh"
 #include "../common/device_report.cuh"
 #include "../common/inputs.hpp"
+#include "../common/library_merge.cuh"
 #include "../common/table.hpp"
 #include "../common/timer.cuh"
-
-#if __has_include(<cub/device/device_merge.cuh>)
-#include <cub/device/device_merge.cuh>
-#define HAVE_CUB_DEVICE_MERGE 1
-#else  // older toolkits (CCCL before 2.8) have no cub::DeviceMerge
-#include <thrust/execution_policy.h>
-#include <thrust/merge.h>
-#define HAVE_CUB_DEVICE_MERGE 0
-#endif
 
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
-#include <new>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -369,12 +360,9 @@ __host__ __device__ void store_registers(const T (&x)[VT], int diag, int count, 
 // ------------------------------------------------------------------ kernels
 //
 // Every kernel takes a (m keys), b (n keys), out (m + n keys), and in
-// key-value mode the values va, vb and vout; Value = NoValues is the
-// keys-only build, where the value code compiles away.
-
-struct NoValues {};
-template <class Value>
-constexpr bool kPairs = !std::is_same<Value, NoValues>::value;
+// key-value mode the values va, vb and vout; Value = NoValues (from
+// common/library_merge.cuh) is the keys-only build, where the value code
+// compiles away.
 
 // 12.5: thread t owns outputs [t * vt, t * vt + vt). Two co-ranks in global
 // memory find its split at both ends; the serial merge then walks a and b
@@ -831,51 +819,6 @@ std::vector<Variant<Key, Value>> pathVariants() {
     return rows;
 }
 
-// The library a learner would otherwise call, on the same buffers.
-template <class Key, class Value>
-class LibraryMerge {
-public:
-    explicit LibraryMerge(MergeProblem<Key, Value>& p) : p_(p) {
-#if HAVE_CUB_DEVICE_MERGE
-        call(nullptr, tempBytes_);
-        temp_.allocate(std::max<size_t>(tempBytes_, 1));
-#endif
-    }
-    static const char* name() {
-        if (kPairs<Value>)
-            return HAVE_CUB_DEVICE_MERGE ? "cub::DeviceMerge::MergePairs" : "thrust::merge_by_key (no cub::DeviceMerge)";
-        return HAVE_CUB_DEVICE_MERGE ? "cub::DeviceMerge::MergeKeys" : "thrust::merge (no cub::DeviceMerge)";
-    }
-    void operator()() {
-#if HAVE_CUB_DEVICE_MERGE
-        size_t bytes = tempBytes_;
-        call(temp_.get(), bytes);
-#else
-        if constexpr (kPairs<Value>)
-            thrust::merge_by_key(thrust::device, p_.a(), p_.a() + p_.m, p_.b(), p_.b() + p_.n, p_.va(), p_.vb(),
-                                 p_.keysOut.get(), p_.valuesOut.get());
-        else
-            thrust::merge(thrust::device, p_.a(), p_.a() + p_.m, p_.b(), p_.b() + p_.n, p_.keysOut.get());
-        CUDA_CHECK(cudaGetLastError());
-#endif
-    }
-
-private:
-#if HAVE_CUB_DEVICE_MERGE
-    void call(void* temp, size_t& bytes) {
-        const auto m = static_cast<int64_t>(p_.m), n = static_cast<int64_t>(p_.n);
-        if constexpr (kPairs<Value>)
-            CUDA_CHECK(cub::DeviceMerge::MergePairs(temp, bytes, p_.a(), p_.va(), m, p_.b(), p_.vb(), n,
-                                                    p_.keysOut.get(), p_.valuesOut.get()));
-        else
-            CUDA_CHECK(cub::DeviceMerge::MergeKeys(temp, bytes, p_.a(), m, p_.b(), n, p_.keysOut.get()));
-    }
-#endif
-    MergeProblem<Key, Value>& p_;
-    size_t tempBytes_ = 0;
-    DeviceBuffer<unsigned char> temp_;
-};
-
 // ---------------------------------------------------------------- checking
 
 template <class Key, class Value>
@@ -891,8 +834,8 @@ MergeProblem<Key, Value> uploadMerge(const std::vector<Key>& a, const std::vecto
     p.keys.allocate(total);
     p.keysOut.allocate(total);
     p.splits.allocate(splitCount);
-    if (p.m) CUDA_CHECK(cudaMemcpy(p.keys.get(), a.data(), p.m * sizeof(Key), cudaMemcpyHostToDevice));
-    if (p.n) CUDA_CHECK(cudaMemcpy(p.keys.get() + p.m, b.data(), p.n * sizeof(Key), cudaMemcpyHostToDevice));
+    p.keys.upload(a.data(), p.m);
+    p.keys.upload(b.data(), p.n, p.m);  // b right after a
     if constexpr (kPairs<Value>) {
         static_assert(std::is_same<Value, uint32_t>::value, "the values are uint32 positions in a||b");
         p.values.allocate(total);
@@ -1542,7 +1485,8 @@ SectionResult runSection(const std::string& title, const std::vector<Key>& a, co
                          const std::vector<Variant<Key, Value>>& rows, const LessonOptions& o, CsvFile& csv) {
     SectionResult result;
     MergeProblem<Key, Value> p = uploadMerge<Key, Value>(a, b);
-    LibraryMerge<Key, Value> library(p);
+    LibraryMerge<Key, Value> library(p.a(), p.m, p.b(), p.n, p.keysOut.get(), p.va(), p.vb(),
+                                     p.valuesOut.get());  // on the same buffers
     const MergeReference<Key> reference(a, b);
     for (const auto& v : rows)
         if (!checkVariant(v, reference, p)) return {false, {}};

@@ -98,8 +98,9 @@ public:
         }
     }
 
-    void upload(const T* host, size_t count) {
-        if (count) CUDA_CHECK(cudaMemcpy(ptr_, host, count * sizeof(T), cudaMemcpyHostToDevice));
+    void upload(const T* host, size_t count, size_t offset = 0) {
+        if (count)
+            CUDA_CHECK(cudaMemcpy(ptr_ + offset, host, count * sizeof(T), cudaMemcpyHostToDevice));
     }
     void download(T* host, size_t count, size_t offset = 0) const {
         if (count)

@@ -23,22 +23,13 @@
 #include "../common/cuda_check.cuh"
 #include "../common/device_report.cuh"
 #include "../common/inputs.hpp"
+#include "../common/library_merge.cuh"
 #include "../common/selftest.hpp"
 #include "../common/table.hpp"
 #include "../common/timer.cuh"
 
-#if __has_include(<cub/device/device_merge.cuh>)
-#include <cub/device/device_merge.cuh>
-#define HAVE_CUB_DEVICE_MERGE 1
-#else  // older toolkits (CCCL before 2.8) have no cub::DeviceMerge
-#include <thrust/execution_policy.h>
-#include <thrust/merge.h>
-#define HAVE_CUB_DEVICE_MERGE 0
-#endif
-
 #include <algorithm>
 #include <cstdio>
-#include <new>
 #include <string>
 #include <vector>
 
@@ -192,37 +183,6 @@ void launch(const Variant& v, DeviceMerge& d) {
     CUDA_CHECK_LAUNCH("mergeCoRank");
 }
 
-// The library a learner would otherwise call, on the same buffers.
-class LibraryMerge {
-public:
-    explicit LibraryMerge(DeviceMerge& d) : d_(d) {
-#if HAVE_CUB_DEVICE_MERGE
-        CUDA_CHECK(cub::DeviceMerge::MergeKeys(nullptr, tempBytes_, d.a(), d.m, d.b(), d.n,
-                                               d.out.get()));
-        temp_.allocate(tempBytes_);
-#endif
-    }
-    static const char* name() {
-        return HAVE_CUB_DEVICE_MERGE ? "cub::DeviceMerge::MergeKeys" : "thrust::merge (no cub::DeviceMerge)";
-    }
-    void operator()() {
-#if HAVE_CUB_DEVICE_MERGE
-        size_t bytes = tempBytes_;
-        CUDA_CHECK(cub::DeviceMerge::MergeKeys(temp_.get(), bytes, d_.a(), d_.m, d_.b(), d_.n,
-                                               d_.out.get()));
-#else
-        thrust::merge(thrust::device, d_.a(), d_.a() + d_.m, d_.b(), d_.b() + d_.n,
-                      d_.out.get());
-        CUDA_CHECK(cudaGetLastError());
-#endif
-    }
-
-private:
-    DeviceMerge& d_;
-    size_t tempBytes_ = 0;
-    DeviceBuffer<unsigned char> temp_;
-};
-
 // ---------------------------------------------------------------- checking
 
 // Checks the device's out (and, if asked, source) against the host merge.
@@ -267,8 +227,8 @@ DeviceMerge uploadMerge(const std::vector<float>& a, const std::vector<float>& b
     d.inputs.allocate(total);
     d.out.allocate(total);
     d.source.allocate(total);
-    if (d.m) CUDA_CHECK(cudaMemcpy(d.inputs.get(), a.data(), d.m * sizeof(float), cudaMemcpyHostToDevice));
-    if (d.n) CUDA_CHECK(cudaMemcpy(d.inputs.get() + d.m, b.data(), d.n * sizeof(float), cudaMemcpyHostToDevice));
+    d.inputs.upload(a.data(), d.m);
+    d.inputs.upload(b.data(), d.n, d.m);  // b right after a
     return d;
 }
 
@@ -489,21 +449,18 @@ LessonOptions readOptions(const Args& args) {
 }
 
 int runLesson(const LessonOptions& o) {
-    const MergeShape shape = o.shape;
-    const std::vector<size_t>& sweep = o.sweep;
-    const TimingPlan plan = o.plan;
     CsvFile csv;
     csv.open(o.csvPath, "merge_path");
 
     const DeviceInfo device = printDeviceReport();
     // Refuse sizes the card cannot hold before spending host memory on them.
-    if (shape != MergeShape::SeedTies) requireMergeMemory(o.m > SIZE_MAX - o.n ? SIZE_MAX : o.m + o.n);
+    if (o.shape != MergeShape::SeedTies) requireMergeMemory(o.m > SIZE_MAX - o.n ? SIZE_MAX : o.m + o.n);
     std::vector<float> a, b;
-    makeMergeInput(shape, o.m, o.n, a, b);
+    makeMergeInput(o.shape, o.m, o.n, a, b);
     DeviceMerge d = uploadMerge(a, b);
     const MergeReference<float> reference(a, b);  // the host merge every row is checked against
     const double mib = d.bytesMoved() / 1048576.0;
-    std::printf("input %s; a: %zu elements, b: %zu, merged: %zu, %.1f MiB moved%s\n", mergeShapeName(shape),
+    std::printf("input %s; a: %zu elements, b: %zu, merged: %zu, %.1f MiB moved%s\n", mergeShapeName(o.shape),
                 d.m, d.n, d.total(), mib,
                 d.bytesMoved() < device.l2Bytes ? " (fits in L2)" : "");
     std::printf("co-rank bisects at most %zu, so at most %u steps per call\n", std::min(d.m, d.n),
@@ -513,16 +470,16 @@ int runLesson(const LessonOptions& o) {
     const bool runOneThread = d.total() <= kOneThreadLimit;
     std::vector<Variant> rows;
     if (runOneThread) rows.push_back({0});
-    for (size_t perThread : sweep) rows.push_back({perThread});
+    for (size_t perThread : o.sweep) rows.push_back({perThread});
     for (const Variant& v : rows)
         if (!checkVariant(v, reference, d)) return kExitCheckFailed;
-    LibraryMerge library(d);
+    LibraryMerge<float> library(d.a(), d.m, d.b(), d.n, d.out.get());  // on the same buffers
     d.out.poison();
     library();
     CUDA_CHECK(cudaDeviceSynchronize());
-    if (!matchesReference(LibraryMerge::name(), reference, d, false)) return kExitCheckFailed;
+    if (!matchesReference(LibraryMerge<float>::name(), reference, d, false)) return kExitCheckFailed;
     std::printf("checks: %zu kernels and %s match the host merge exactly (values%s)\n", rows.size(),
-                LibraryMerge::name(), ", and every element's source for the kernels");
+                LibraryMerge<float>::name(), ", and every element's source for the kernels");
     if (!o.timing) return kExitPass;
     if (d.total() == 0) {
         std::printf("both inputs are empty: nothing to time\n");
@@ -533,8 +490,8 @@ int runLesson(const LessonOptions& o) {
     const double copyMs = medianMs([&] {
         if (d.total())
             CUDA_CHECK(cudaMemcpyAsync(d.out.get(), d.inputs.get(), d.inputs.bytes(), cudaMemcpyDeviceToDevice));
-    }, plan);
-    const double libraryMs = medianMs(library, plan);
+    }, o.plan);
+    const double libraryMs = medianMs(library, o.plan);
     const double copyGbs = gbPerSecond(d.bytesMoved(), copyMs);
     auto percentOfCopy = [&](double ms) { return fixed(100.0 * gbPerSecond(d.bytesMoved(), ms) / copyGbs, 1); };
 
@@ -542,7 +499,7 @@ int runLesson(const LessonOptions& o) {
     if (runOneThread) {
         Table part1("Part 1: the sequential merge, one thread on the device",
                     {{"kernel", 28, true}, {"time (ms)", 10}, {"GB/s", 10}, {"vs 1 thread", 11}}, &csv);
-        TimingPlan slow = {1, std::min(plan.repeats, 5)};  // each launch takes long already
+        TimingPlan slow = {1, std::min(o.plan.repeats, 5)};  // each launch takes long already
         oneThreadMs = medianMs([&] { launch<false>(Variant{0}, d); }, slow);
         part1.row({Variant{0}.label(), fixed(oneThreadMs, 3), fixed(gbPerSecond(d.bytesMoved(), oneThreadMs), 2), "1.00"});
     } else {
@@ -556,9 +513,9 @@ int runLesson(const LessonOptions& o) {
                 &csv);
     size_t bestPerThread = 0;
     double bestMs = 0;
-    for (size_t perThread : sweep) {
+    for (size_t perThread : o.sweep) {
         const Variant v{perThread};
-        const double ms = medianMs([&] { launch<false>(v, d); }, plan);
+        const double ms = medianMs([&] { launch<false>(v, d); }, o.plan);
         const size_t threads = threadsFor(v, d.total());
         part2.row({std::to_string(perThread), std::to_string(threads),
                    fixed(static_cast<double>(threads) / device.threadSlots, 1), fixed(ms, 3),
@@ -573,7 +530,7 @@ int runLesson(const LessonOptions& o) {
     Table references("Reference rows, the same bytes in the same run",
                      {{"operation", 36, true}, {"time (ms)", 10}, {"GB/s", 10}, {"% of copy", 9}}, &csv);
     references.row({"cudaMemcpy device to device", fixed(copyMs, 4), fixed(copyGbs, 1), "100.0"});
-    references.row({LibraryMerge::name(), fixed(libraryMs, 4), fixed(gbPerSecond(d.bytesMoved(), libraryMs), 1),
+    references.row({LibraryMerge<float>::name(), fixed(libraryMs, 4), fixed(gbPerSecond(d.bytesMoved(), libraryMs), 1),
                     percentOfCopy(libraryMs)});
 
     std::printf("\nEvery row above wrote the same %zu elements, and the host compared all of them\n"

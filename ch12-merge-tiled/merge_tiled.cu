@@ -17,7 +17,10 @@
 //                    16-byte loads, merges vt elements per thread into registers
 //                    and stores them coalesced through shared memory. Then, row
 //                    by row: larger tiles (vt 24, 32); "direct": each thread's vt
-//                    outputs leave straight from registers as 16-byte stores.
+//                    outputs leave straight from registers as 16-byte stores;
+//                    "pipelined": resident blocks walk the tiles and copy the
+//                    next tile into a second shared buffer (cp.async on sm_80+,
+//                    plain loads on a T4) while they merge the current one.
 //
 // The tie rule, kept by every piece: equal keys come from a first, so every
 // kernel here is a stable merge; the key-value mode carries each element's
@@ -41,6 +44,8 @@
 #include "../common/library_merge.cuh"
 #include "../common/table.hpp"
 #include "../common/timer.cuh"
+
+#include <cuda_pipeline.h>
 
 #include <algorithm>
 #include <cstdint>
@@ -553,17 +558,20 @@ __device__ void store_tile(const T* shared, int count, T* dst) {
     }
 }
 
-// How a tile's outputs leave the block. Staged: through the shared tile, so
-// a warp's stores are contiguous (two more barriers and two shared-memory
-// passes). Direct: store_registers, straight from each thread's registers.
-enum class PathStore { Staged, Direct };
+// The production merge's row styles. Staged: merge_path_tiles, outputs
+// stored through the shared tile, so a warp's stores are contiguous (two
+// more barriers and two shared-memory passes). Direct: merge_path_tiles,
+// store_registers straight from each thread's registers. Pipelined:
+// merge_path_pipelined (below), resident blocks, the next tile's copies in
+// flight during the merge.
+enum class PathStyle { Staged, Direct, Pipelined };
 
 // One tile of nv outputs per block: its spans come from the partition, so
 // aCount + bCount is exactly the tile's output count and one shared array
 // of nv keys holds both (merge_tiled needs 2 * tile). Staged: three
 // barriers (after the load, after the merge has read the tile, after the
 // staging); direct: only the first.
-template <class Key, class Value, int NT, int VT, PathStore kStore>
+template <class Key, class Value, int NT, int VT, PathStyle kStyle>
 __global__ void __launch_bounds__(NT) merge_path_tiles(const Key* a, size_t m, const Key* b, size_t n,
                                                        const size_t* splits, Key* out, const Value* va,
                                                        const Value* vb, Value* vout) {
@@ -599,7 +607,7 @@ __global__ void __launch_bounds__(NT) merge_path_tiles(const Key* a, size_t m, c
     }
 
     // 3. The stores to out[k0, k0 + count).
-    if constexpr (kStore == PathStore::Direct) {
+    if constexpr (kStyle == PathStyle::Direct) {
         store_registers<VT>(keys, diag, count, out + k0);
         if constexpr (kPairs<Value>) store_registers<VT>(values, diag, count, vout + k0);
         else (void)values, (void)vout;
@@ -616,6 +624,215 @@ __global__ void __launch_bounds__(NT) merge_path_tiles(const Key* a, size_t m, c
         __syncthreads();
         store_tile<NT, NT * VT>(tile.keys, count, out + k0);
         if constexpr (kPairs<Value>) store_tile<NT, NT * VT>(tile.values, count, vout + k0);
+    }
+}
+
+// ---- merge_path pipelined: the next tile's loads in flight while this one merges
+//
+// merge_path_tiles runs load, merge and store one after the other, so a
+// block has nothing in flight while it merges, and its loads sit in
+// registers (a 256x32 tile stages 36 of its 64 registers). Here a block
+// stays resident and walks tiles blockIdx.x, + gridDim.x, ...; it starts the
+// copies of its next tile before it merges the current one, into the other
+// of two shared buffers. The copies are asynchronous (cp.async on sm_80 and
+// later: global memory straight into shared memory, no registers, no wait
+// until the data is needed); on older cards such as the T4 the same calls
+// compile to ordinary loads and stores, so the kernel is correct there and
+// simply does not overlap.
+//
+// A 16-byte copy needs 16-byte-aligned addresses on both sides, which the
+// pad word of padded() breaks. So each span keeps its offset from a 16-byte
+// boundary in the buffer (a's first element at slot aStart = its shift, b's
+// at the next multiple of 4 plus its own shift), and the buffer is swizzled
+// instead of padded: in each 32-word row, the 4-word chunk c sits at chunk
+// c ^ (row & 7). Chunks stay whole and aligned; the coalesced 16-byte reads
+// for the global stores are conflict-free, and so are the 16-byte stores
+// that stage the outputs at vt 16 and 32 (3-way at vt 24). The price: where
+// a warp's merge reads march in step (every a below every b: lane t reads
+// t * vt + r) they are 4-way, where padding made them conflict-free; on
+// random keys the lanes' reads land on the banks at random either way.
+__host__ __device__ constexpr int swizzled(int x) { return x ^ ((x >> 3) & 0x1C); }
+
+template <class T>
+struct SwizzledView {
+    const T* words;
+    int base;
+    __host__ __device__ T operator[](int x) const { return words[swizzled(base + x)]; }
+};
+
+// Where a tile's spans a[0, aCount) and b[0, ...) land in a buffer.
+struct SpanSlots {
+    int aStart, bStart;
+};
+template <class T>
+__host__ __device__ SpanSlots span_slots(const T* a, int aCount, const T* b) {
+    const int aStart = static_cast<int>(a - align_down_16(a));
+    return {aStart, ceil_div(aStart + aCount, 4) * 4 + static_cast<int>(b - align_down_16(b))};
+}
+
+// The knobs of the pipelined merge. A buffer holds one tile's spans: nv
+// elements after at most 3 + 3 + 3 slots of alignment, rounded to whole
+// 32-word rows for the swizzle.
+template <int NT, int VT>
+struct PipelinedTuning {
+    static constexpr int nt = NT, vt = VT, nv = NT * VT;
+    static constexpr int slots = (nv + 12 + 31) / 32 * 32;
+    static_assert(VT % 4 == 0, "each thread stages its outputs as vt / 4 16-byte chunks");
+};
+
+// One asynchronous copy of kBytes (4 or 16) from global to shared memory.
+// On the host (--selftest) it is a plain copy.
+template <int kBytes, class T>
+__host__ __device__ void copy_async(T* sharedDst, const T* globalSrc) {
+#ifdef __CUDA_ARCH__
+    __pipeline_memcpy_async(sharedDst, globalSrc, kBytes);
+#else
+    memcpy(sharedDst, globalSrc, kBytes);
+#endif
+}
+
+// One thread's share of the copies of span src[0, count) into buffer slots
+// start, start + 1, ... (start % 4 must be the span's own 16-byte shift):
+// whole chunks as one 16-byte copy, the ragged ends element by element, so
+// nothing outside the span is read.
+template <int NT, class T>
+__host__ __device__ void copy_span_async(int tid, const T* src, int count, T* buffer, int start) {
+    constexpr int kVec = 4;
+    const T* base = align_down_16(src);
+    const SpanChunks<kVec> s{static_cast<int>(src - base), count};
+    for (int c = tid; c < s.chunks(); c += NT) {
+        if (s.full(c)) {
+            copy_async<16>(buffer + swizzled(start + s.first(c)), base + c * kVec);
+        } else {
+            for (int e = 0; e < kVec; ++e) {
+                const int x = s.first(c) + e;
+                if (x >= 0 && x < count) copy_async<4>(buffer + swizzled(start + x), src + x);
+            }
+        }
+    }
+}
+
+// A tile's place in the inputs and the output, from its two splits (the
+// co-ranks of its first output and of the one after its last).
+struct TileSpans {
+    size_t k0, a0, b0;  // first output, first element of a, first of b
+    int aCount, count;  // elements from a; outputs (from a and b together)
+};
+__host__ __device__ inline TileSpans tile_spans(size_t tile, int nv, size_t total, size_t a0, size_t a1) {
+    const size_t k0 = tile * nv, k1 = min_of(k0 + nv, total);
+    return {k0, a0, k0 - a0, static_cast<int>(a1 - a0), static_cast<int>(k1 - k0)};
+}
+
+// Starts the copies of one tile (keys, and values in key-value mode) into
+// one buffer, as one group of asynchronous copies.
+template <int NT, class Key, class Value>
+__device__ void start_tile_copies(const TileSpans& t, const Key* a, const Key* b, const Value* va, const Value* vb,
+                                  Key* keyBuffer, Value* valueBuffer) {
+    const int bCount = t.count - t.aCount;
+    const SpanSlots ks = span_slots(a + t.a0, t.aCount, b + t.b0);
+    copy_span_async<NT>(threadIdx.x, a + t.a0, t.aCount, keyBuffer, ks.aStart);
+    copy_span_async<NT>(threadIdx.x, b + t.b0, bCount, keyBuffer, ks.bStart);
+    if constexpr (kPairs<Value>) {
+        const SpanSlots vs = span_slots(va + t.a0, t.aCount, vb + t.b0);
+        copy_span_async<NT>(threadIdx.x, va + t.a0, t.aCount, valueBuffer, vs.aStart);
+        copy_span_async<NT>(threadIdx.x, vb + t.b0, bCount, valueBuffer, vs.bStart);
+    }
+    __pipeline_commit();
+}
+
+// Writes buffer positions [0, count) (the staged outputs, swizzled) to
+// dst[0, count): consecutive threads, consecutive 16-byte chunks.
+template <int NT, int NV, class T>
+__device__ void store_swizzled_tile(const T* buffer, int count, T* dst) {
+    constexpr int kVec = 4;
+    const bool aligned = (reinterpret_cast<uintptr_t>(dst) & 15) == 0;
+#pragma unroll
+    for (int r = 0; r < ceil_div(NV, kVec * NT); ++r) {
+        const int x = (threadIdx.x + r * NT) * kVec;
+        if (x >= count) continue;
+        if (aligned && x + kVec <= count) store_chunk(dst + x, *reinterpret_cast<const uint4*>(buffer + swizzled(x)));
+        else for (int e = 0; e < kVec && x + e < count; ++e) dst[x + e] = buffer[swizzled(x + e)];
+    }
+}
+
+// Three barriers per tile: (1) this tile's copies have landed and every
+// thread is done with the other buffer, so the next tile's copies may
+// start there; (2) every thread has read this tile, so its buffer can
+// stage the outputs; (3) the staging is complete.
+//
+// Nothing in the loop waits on global memory: the copies of a tile start a
+// whole round before it is merged, and the splits that place a tile are
+// loaded a round before its copies start. (Read on the spot, they cost two
+// global-memory latencies per tile with every warp of the block idle.)
+template <class Key, class Value, int NT, int VT>
+__global__ void __launch_bounds__(NT) merge_path_pipelined(const Key* a, size_t m, const Key* b, size_t n,
+                                                           const size_t* splits, size_t tiles, Key* out,
+                                                           const Value* va, const Value* vb, Value* vout) {
+    using T = PipelinedTuning<NT, VT>;
+    extern __shared__ uint4 sharedChunks[];  // uint4: the buffers start 16-byte aligned
+    Key* keyBuffers = reinterpret_cast<Key*>(sharedChunks);                  // 2 x slots keys
+    Value* valueBuffers = reinterpret_cast<Value*>(keyBuffers + 2 * T::slots);  // 2 x slots values (pairs only)
+    const size_t total = m + n;
+
+    size_t tile = blockIdx.x;
+    TileSpans t = tile_spans(tile, T::nv, total, splits[tile], splits[tile + 1]);
+    start_tile_copies<NT>(t, a, b, va, vb, keyBuffers, valueBuffers);
+    size_t nextSplit0 = 0, nextSplit1 = 0;  // the splits of tile + gridDim.x, loaded ahead
+    if (tile + gridDim.x < tiles) {
+        nextSplit0 = splits[tile + gridDim.x];
+        nextSplit1 = splits[tile + gridDim.x + 1];
+    }
+    for (int round = 0; tile < tiles; ++round, tile += gridDim.x) {
+        const int cur = (round & 1) * T::slots, other = T::slots - cur;
+        Key* keyBuffer = keyBuffers + cur;
+        __pipeline_wait_prior(0);
+        __syncthreads();  // (1)
+        const size_t next = tile + gridDim.x, afterNext = next + gridDim.x;
+        TileSpans nextSpans{};
+        if (next < tiles) {
+            nextSpans = tile_spans(next, T::nv, total, nextSplit0, nextSplit1);
+            start_tile_copies<NT>(nextSpans, a, b, va, vb, keyBuffers + other, valueBuffers + other);
+        }
+        if (afterNext < tiles) {  // used only next round: this round never waits for it
+            nextSplit0 = splits[afterNext];
+            nextSplit1 = splits[afterNext + 1];
+        }
+
+        const int bCount = t.count - t.aCount;
+        const SpanSlots ks = span_slots(a + t.a0, t.aCount, b + t.b0);
+        const int diag = min_of(static_cast<int>(threadIdx.x) * VT, t.count);
+        const int i = co_rank(diag, SwizzledView<Key>{keyBuffer, ks.aStart}, t.aCount,
+                              SwizzledView<Key>{keyBuffer, ks.bStart}, bCount);
+        Key keys[VT];
+        int from[VT];
+        serial_merge<VT>(SwizzledView<Key>{keyBuffer, 0}, ks.aStart + i, ks.aStart + t.aCount,
+                         ks.bStart + diag - i, ks.bStart + bCount, keys, from);
+        Value values[kPairs<Value> ? VT : 1];
+        if constexpr (kPairs<Value>) {
+            // A key's slot, moved to its value's slot: the value spans have their own shifts.
+            const SpanSlots vs = span_slots(va + t.a0, t.aCount, vb + t.b0);
+            const Value* valueBuffer = valueBuffers + cur;
+#pragma unroll
+            for (int r = 0; r < VT; ++r) {
+                const int slot = from[r] < ks.aStart + t.aCount ? from[r] - ks.aStart + vs.aStart
+                                                                : from[r] - ks.bStart + vs.bStart;
+                values[r] = diag + r < t.count ? valueBuffer[swizzled(slot)] : Value{};  // past the end: no read
+            }
+        }
+        __syncthreads();  // (2)
+#pragma unroll
+        for (int r = 0; r < VT; r += 4) {
+            *reinterpret_cast<uint4*>(keyBuffer + swizzled(threadIdx.x * VT + r)) =
+                make_uint4(to_bits(keys[r]), to_bits(keys[r + 1]), to_bits(keys[r + 2]), to_bits(keys[r + 3]));
+            if constexpr (kPairs<Value>)
+                *reinterpret_cast<uint4*>(valueBuffers + cur + swizzled(threadIdx.x * VT + r)) =
+                    make_uint4(to_bits(values[r]), to_bits(values[r + 1]), to_bits(values[r + 2]),
+                               to_bits(values[r + 3]));
+        }
+        __syncthreads();  // (3)
+        store_swizzled_tile<NT, T::nv>(keyBuffer, t.count, out + t.k0);
+        if constexpr (kPairs<Value>) store_swizzled_tile<NT, T::nv>(valueBuffers + cur, t.count, vout + t.k0);
+        t = nextSpans;
     }
 }
 
@@ -668,25 +885,35 @@ const char* kindName(Kind kind) {
 
 // A row's knobs. tile: outputs per shared-memory fill (the window for
 // merge_circular, nt * vt for merge_path, threads * vt for merge_basic);
-// vt: outputs per thread; rounds: tiles per merge_circular block; store:
-// how merge_path's outputs leave the block.
+// vt: outputs per thread; rounds: tiles per merge_circular block; style:
+// which merge_path kernel and how its outputs leave the block;
+// residentBlocks: the pipelined kernel's grid (the blocks the card holds
+// at once; each walks tiles until none are left).
 struct Knobs {
     Kind kind;
     int tile;
     int vt;
     int rounds = 1;
-    PathStore store = PathStore::Staged;
+    PathStyle style = PathStyle::Staged;
+    size_t residentBlocks = 0;
     int threads() const { return kind == Kind::Basic ? kBasicThreads : tile / vt; }
-    size_t outputsPerBlock() const { return static_cast<size_t>(tile) * rounds; }
-    size_t blocks(size_t total) const { return ceil_div(total, outputsPerBlock()); }
+    size_t tilesPerBlock(size_t total) const {
+        return style == PathStyle::Pipelined ? ceil_div(ceil_div(total, static_cast<size_t>(tile)), blocks(total))
+                                             : static_cast<size_t>(rounds);
+    }
+    size_t outputsPerBlock(size_t total) const { return static_cast<size_t>(tile) * tilesPerBlock(total); }
+    size_t blocks(size_t total) const {
+        const size_t fills = ceil_div(total, static_cast<size_t>(tile) * rounds);
+        return style == PathStyle::Pipelined ? min_of(fills, residentBlocks) : fills;
+    }
 };
 
-// A row's name in the tables: merge_path rows add nt x vt, and "direct" for
-// stores from registers.
+// A row's name in the tables: merge_path rows add nt x vt and their style.
 std::string knobLabel(const Knobs& k) {
     if (k.kind != Kind::Path) return kindName(k.kind);
     std::string s = std::string(kindName(k.kind)) + " " + std::to_string(k.threads()) + "x" + std::to_string(k.vt);
-    if (k.store == PathStore::Direct) s += " direct";
+    if (k.style == PathStyle::Direct) s += " direct";
+    if (k.style == PathStyle::Pipelined) s += " pipelined";
     return s;
 }
 
@@ -696,8 +923,12 @@ size_t sharedBytes(const Knobs& k) {
         case Kind::Basic: return 0;
         case Kind::Tiled:
         case Kind::Circular: return 2 * static_cast<size_t>(k.tile) * sizeof(Key) + 2 * sizeof(size_t);
-        case Kind::Path:
-            return static_cast<size_t>(k.tile + k.tile / 32) * (sizeof(Key) + (kPairs<Value> ? sizeof(Value) : 0));
+        case Kind::Path: {
+            const size_t perSlot = sizeof(Key) + (kPairs<Value> ? sizeof(Value) : 0);
+            if (k.style == PathStyle::Pipelined)  // two buffers of PipelinedTuning::slots
+                return 2 * static_cast<size_t>((k.tile + 12 + 31) / 32 * 32) * perSlot;
+            return static_cast<size_t>(k.tile + k.tile / 32) * perSlot;
+        }
     }
     return 0;
 }
@@ -750,13 +981,43 @@ size_t launchPartition(MergeProblem<Key, Value>& p) {
     return tiles;
 }
 
-template <class Key, class Value, int NT, int VT, PathStore kStore>
+template <class Key, class Value, int NT, int VT, PathStyle kStyle>
 void launchPath(const Knobs&, MergeProblem<Key, Value>& p) {
     if (p.total() == 0) return;
     const size_t tiles = launchPartition<NT * VT>(p);
-    merge_path_tiles<Key, Value, NT, VT, kStore><<<gridBlocks(tiles, "merge_path_tiles"), NT>>>(
+    merge_path_tiles<Key, Value, NT, VT, kStyle><<<gridBlocks(tiles, "merge_path_tiles"), NT>>>(
         p.a(), p.m, p.b(), p.n, p.splits.get(), p.keysOut.get(), p.va(), p.vb(), p.valuesOut.get());
     CUDA_CHECK_LAUNCH("merge_path_tiles");
+}
+
+template <class Key, class Value, int NT, int VT>
+constexpr size_t kPipelinedShared = 2 * PipelinedTuning<NT, VT>::slots * (sizeof(Key) + (kPairs<Value> ? sizeof(Value) : 0));
+
+// The pipelined kernel's grid: as many blocks as the card holds at once,
+// or 0 when its two buffers pass this card's shared memory per block
+// (a 256x32 key-value block needs 130 KiB; a T4 gives 64).
+template <class Key, class Value, int NT, int VT>
+size_t pipelinedResidentBlocks() {
+    constexpr size_t bytes = kPipelinedShared<Key, Value, NT, VT>;
+    int device = 0, optIn = 0, sms = 0, perSm = 0;
+    CUDA_CHECK(cudaGetDevice(&device));
+    CUDA_CHECK(cudaDeviceGetAttribute(&optIn, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+    if (bytes > static_cast<size_t>(optIn)) return 0;
+    const auto kernel = merge_path_pipelined<Key, Value, NT, VT>;
+    CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes)));
+    CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&perSm, kernel, NT, bytes));
+    CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+    return static_cast<size_t>(perSm) * sms;
+}
+
+template <class Key, class Value, int NT, int VT>
+void launchPipelined(const Knobs& k, MergeProblem<Key, Value>& p) {
+    if (p.total() == 0) return;
+    const size_t tiles = launchPartition<NT * VT>(p);
+    constexpr size_t bytes = kPipelinedShared<Key, Value, NT, VT>;
+    merge_path_pipelined<Key, Value, NT, VT><<<gridBlocks(k.blocks(p.total()), "merge_path_pipelined"), NT, bytes>>>(
+            p.a(), p.m, p.b(), p.n, p.splits.get(), tiles, p.keysOut.get(), p.va(), p.vb(), p.valuesOut.get());
+    CUDA_CHECK_LAUNCH("merge_path_pipelined");
 }
 
 // The variant table: one row per kernel and knob setting. It drives the
@@ -782,16 +1043,24 @@ Variant<Key, Value> makeVariant(const Knobs& k) {
 template <class Key, class Value, int NT, int VT>
 constexpr bool kFitsStatic = sizeof(TileStorage<Key, Value, PathTuning<NT, VT>::slots>) <= 48 * 1024;
 
-template <class Key, class Value, int NT, int VT, PathStore kStore = PathStore::Staged>
+template <class Key, class Value, int NT, int VT, PathStyle kStyle = PathStyle::Staged>
 void addPath(std::vector<Variant<Key, Value>>& rows) {
     if constexpr (kFitsStatic<Key, Value, NT, VT>)
-        rows.push_back({Knobs{Kind::Path, NT * VT, VT, 1, kStore}, launchPath<Key, Value, NT, VT, kStore>});
+        rows.push_back({Knobs{Kind::Path, NT * VT, VT, 1, kStyle}, launchPath<Key, Value, NT, VT, kStyle>});
+}
+
+template <class Key, class Value, int NT, int VT>
+void addPipelined(std::vector<Variant<Key, Value>>& rows) {
+    const size_t resident = pipelinedResidentBlocks<Key, Value, NT, VT>();
+    if (resident > 0)
+        rows.push_back({Knobs{Kind::Path, NT * VT, VT, 1, PathStyle::Pipelined, resident},
+                        launchPipelined<Key, Value, NT, VT>});
 }
 
 // The production merge's compiled shapes (nt x vt), one step at a time.
 template <class Key, class Value>
 std::vector<Variant<Key, Value>> pathVariants() {
-    constexpr PathStore kDirect = PathStore::Direct;
+    constexpr PathStyle kDirect = PathStyle::Direct;
     std::vector<Variant<Key, Value>> rows;
     // One tile per block, outputs staged through shared memory. vt = 15 is
     // odd, a classic way to spread a warp's shared-memory reads over the banks.
@@ -816,6 +1085,16 @@ std::vector<Variant<Key, Value>> pathVariants() {
     // staged one, which writes whole lines.
     addPath<Key, Value, 256, 16, kDirect>(rows);
     addPath<Key, Value, 256, 32, kDirect>(rows);
+    // Pipelined: the next tile's copies in flight during the merge, no
+    // registers held for them. Two buffers per block halve the blocks that
+    // fit, so the overlap is bought with occupancy: on the H200 it wins for
+    // key-value (the rows that move twice the bytes) and ties the staged
+    // rows for keys. Shapes whose two buffers pass the card's shared memory
+    // per block are left out (256x32 key-value needs 130 KiB).
+    addPipelined<Key, Value, 256, 16>(rows);
+    addPipelined<Key, Value, 128, 32>(rows);
+    addPipelined<Key, Value, 256, 24>(rows);
+    addPipelined<Key, Value, 256, 32>(rows);
     return rows;
 }
 
@@ -1341,6 +1620,133 @@ void testPathTiles() {
                 runs);
 }
 
+// The pipelined merge's pieces on the host, tile after tile through two
+// buffers that start as junk and keep older tiles' leftovers, as the
+// kernel's do: tile_spans and span_slots place the spans, every thread's
+// copy_span_async fills the buffer (16-byte copies land on 16-byte slots),
+// then each thread's co-rank and serial merge through SwizzledView, the
+// staging of its vt outputs at swizzled slots, and the read-back of the
+// staged tile in output order.
+template <int NT, int VT>
+bool pipelinedTilesMatch(const std::vector<float>& a, const std::vector<float>& b, int aShift, int bShift) {
+    using T = PipelinedTuning<NT, VT>;
+    const int m = static_cast<int>(a.size()), n = static_cast<int>(b.size()), total = m + n;
+    std::vector<float> aStore(m + 8, -500.0f), bStore(n + 8, -500.0f);
+    auto aligned = [](std::vector<float>& v) {
+        const uintptr_t p = reinterpret_cast<uintptr_t>(v.data());
+        return v.data() + ((16 - p % 16) % 16) / sizeof(float);
+    };
+    float* aPtr = aligned(aStore) + aShift;
+    float* bPtr = aligned(bStore) + bShift;
+    std::copy(a.begin(), a.end(), aPtr);
+    std::copy(b.begin(), b.end(), bPtr);
+    std::vector<float> out(total, -7777.0f);
+    std::vector<size_t> source(total, SIZE_MAX);
+    std::vector<float> buffers(2 * T::slots + 4, 1000.0f);  // junk a stray read would merge
+    float* first = aligned(buffers);                          // the kernel's buffers start 16-byte aligned
+    bool slotsAligned = true;
+    const size_t tiles = ceil_div(static_cast<size_t>(total), static_cast<size_t>(T::nv));
+    for (size_t tile = 0; tile < tiles; ++tile) {
+        float* buffer = first + (tile & 1) * T::slots;
+        const size_t k0 = tile * T::nv, k1 = std::min(k0 + T::nv, static_cast<size_t>(total));
+        const TileSpans t = tile_spans(tile, T::nv, total, co_rank<size_t>(k0, aPtr, m, bPtr, n),
+                                       co_rank<size_t>(k1, aPtr, m, bPtr, n));
+        const int bCount = t.count - t.aCount;
+        const SpanSlots ks = span_slots(aPtr + t.a0, t.aCount, bPtr + t.b0);
+        slotsAligned = slotsAligned && ks.aStart < 4 && ks.bStart + bCount <= T::nv + 12 &&
+                       ks.aStart % 4 == static_cast<int>(aPtr + t.a0 - align_down_16(aPtr + t.a0)) &&
+                       ks.bStart % 4 == static_cast<int>(bPtr + t.b0 - align_down_16(bPtr + t.b0));
+        for (int tid = 0; tid < NT; ++tid) {
+            copy_span_async<NT>(tid, aPtr + t.a0, t.aCount, buffer, ks.aStart);
+            copy_span_async<NT>(tid, bPtr + t.b0, bCount, buffer, ks.bStart);
+        }
+        std::vector<float> staged(T::slots, 2000.0f);
+        for (int tid = 0; tid < NT; ++tid) {
+            const int diag = std::min(tid * VT, t.count);
+            const int i = co_rank(diag, SwizzledView<float>{buffer, ks.aStart}, t.aCount,
+                                  SwizzledView<float>{buffer, ks.bStart}, bCount);
+            float keys[VT];
+            int from[VT];
+            serial_merge<VT>(SwizzledView<float>{buffer, 0}, ks.aStart + i, ks.aStart + t.aCount,
+                             ks.bStart + diag - i, ks.bStart + bCount, keys, from);
+            for (int r = 0; r < VT; ++r) staged[swizzled(tid * VT + r)] = keys[r];
+            for (int r = 0; r < VT && diag + r < t.count; ++r)
+                source[t.k0 + diag + r] = from[r] < ks.aStart + t.aCount ? t.a0 + (from[r] - ks.aStart)
+                                                                          : m + t.b0 + (from[r] - ks.bStart);
+        }
+        for (int x = 0; x < t.count; ++x) out[t.k0 + x] = staged[swizzled(x)];
+    }
+    const std::string what = "pipelined tiles " + std::to_string(NT) + "x" + std::to_string(VT) + ", shifts " +
+                             std::to_string(aShift) + "/" + std::to_string(bShift) + ", m=" + std::to_string(m) +
+                             " n=" + std::to_string(n);
+    if (!slotsAligned) {
+        std::printf("%s: a span's slots break the 16-byte alignment or pass the buffer\n", what.c_str());
+        return false;
+    }
+    return sameAsReference(what, out, source, referenceOf(a, b), static_cast<size_t>(m));
+}
+
+void testPipelinedPieces() {
+    // The swizzle keeps every 4-word chunk whole, aligned and in its own
+    // 32-word row, and moves each row's 8 chunks to 8 different places.
+    bool swizzleOk = true;
+    for (int x = 0; x < 1 << 16; ++x) {
+        const int y = swizzled(x);
+        swizzleOk = swizzleOk && y / 32 == x / 32 && y % 4 == x % 4 && swizzled(x - x % 4) + x % 4 == y &&
+                    swizzled(y) == x;
+    }
+    // Bank groups (16 bytes) a quarter-warp's 16-byte staging stores hit:
+    // lanes 8q..8q+7 write chunk j of their vt outputs.
+    auto worstStaging = [](int vt) {
+        int worst = 0;
+        for (int j = 0; j < vt / 4; ++j)
+            for (int q = 0; q < 4; ++q) {
+                std::vector<int> groups(8, 0);
+                for (int t = 8 * q; t < 8 * q + 8; ++t) ++groups[swizzled(t * vt + 4 * j) / 4 % 8];
+                worst = std::max(worst, *std::max_element(groups.begin(), groups.end()));
+            }
+        return worst;
+    };
+    expect(swizzleOk, "swizzled(): a permutation within each 32-word row that keeps 4-word chunks whole");
+    expect(worstStaging(16) == 1 && worstStaging(32) == 1 && worstStaging(24) == 3,
+           "swizzled(): staging stores conflict-free at vt 16 and 32, 3-way at vt 24");
+
+    bool ok = true;
+    size_t runs = 0;
+    uint64_t state = 34;
+    auto sortedRun = [&](int length, int alphabet) {
+        std::vector<float> v(length);
+        for (float& x : v) {
+            state = state * 6364136223846793005ull + 1442695040888963407ull;
+            x = static_cast<float>((state >> 33) % alphabet);
+        }
+        std::sort(v.begin(), v.end());
+        return v;
+    };
+    auto sweep = [&](auto ntConstant, auto vtConstant) {
+        constexpr int NT = decltype(ntConstant)::value, VT = decltype(vtConstant)::value, kNv = NT * VT;
+        const int lengths[] = {0, 1, 3, 4, 5, kNv - 1, kNv, kNv + 1, 2 * kNv + 3, 5 * kNv - 2};
+        for (int m : lengths)
+            for (int n : lengths)
+                for (int shape = 0; shape < 3 && ok; ++shape) {
+                    std::vector<float> a = sortedRun(m, shape == 0 ? 4 : 1000), b = sortedRun(n, shape == 0 ? 4 : 1000);
+                    if (shape == 1) for (float& x : b) x += 2000.0f;  // every a below every b
+                    if (shape == 2) for (float& x : a) x += 2000.0f;  // every b below every a
+                    for (int aShift = 0; aShift < 4 && ok; ++aShift)
+                        for (int bShift = 0; bShift < 4 && ok; ++bShift) {
+                            ++runs;
+                            ok = pipelinedTilesMatch<NT, VT>(a, b, aShift, bShift);
+                        }
+                }
+    };
+    sweep(std::integral_constant<int, 4>{}, std::integral_constant<int, 4>{});
+    sweep(std::integral_constant<int, 8>{}, std::integral_constant<int, 8>{});
+    sweep(std::integral_constant<int, 2>{}, std::integral_constant<int, 24>{});
+    sweep(std::integral_constant<int, 4>{}, std::integral_constant<int, 32>{});
+    expect(ok, "pipelined tiles: span_slots, copy_span_async, the swizzled merge and staging, two buffers");
+    std::printf("pipelined tiles: nt x vt 4x4, 8x8, 2x24, 4x32; %zu runs (inputs x 16-byte offsets of a, b)\n", runs);
+}
+
 int runSelftest() {
     // The seed's ceil bug: 10 outputs over 4 threads need 3 each; integer
     // division before ceil gives 2 and leaves outputs 8 and 9 to no one.
@@ -1362,6 +1768,7 @@ int runSelftest() {
     testCircularRounds();
     testPathPieces();
     testPathTiles();
+    testPipelinedPieces();
     std::printf("selftest: %s\n", failures ? "FAILED" : "all passed");
     return failures ? kExitCheckFailed : kExitPass;
 }
@@ -1518,7 +1925,7 @@ SectionResult runSection(const std::string& title, const std::vector<Key>& a, co
         const Knobs& k = v.knobs;
         table.row({v.label(), std::to_string(k.tile), std::to_string(k.vt), std::to_string(k.threads()),
                    std::to_string(k.blocks(p.total())), kib(sharedBytes<Key, Value>(k)),
-                   std::to_string(k.outputsPerBlock()), fixed(ms, 4), fixed(gbPerSecond(bytes, ms), 0),
+                   std::to_string(k.outputsPerBlock(p.total())), fixed(ms, 4), fixed(gbPerSecond(bytes, ms), 0),
                    fixed(100.0 * gbPerSecond(bytes, ms) / copyGbs, 1), fixed(libraryMs / ms, 2)});
         if (!best || ms < bestMs) {
             best = &v;
@@ -1551,9 +1958,9 @@ void printSharedBudget(const LessonOptions& o) {
     const Knobs tiled{Kind::Tiled, tile, 1}, circular{Kind::Circular, tile, 1, o.rounds};
     std::printf("\nshared memory budget at tile %d: merge_tiled %s per block for %zu outputs; merge_circular the "
                 "same %s for %zu outputs (%d rounds, %.0fx the output)\n",
-                tile, kib(sharedBytes<Key, NoValues>(tiled)).c_str(), tiled.outputsPerBlock(),
-                kib(sharedBytes<Key, NoValues>(circular)).c_str(), circular.outputsPerBlock(), o.rounds,
-                static_cast<double>(circular.outputsPerBlock()) / tiled.outputsPerBlock());
+                tile, kib(sharedBytes<Key, NoValues>(tiled)).c_str(), tiled.outputsPerBlock(o.m + o.n),
+                kib(sharedBytes<Key, NoValues>(circular)).c_str(), circular.outputsPerBlock(o.m + o.n), o.rounds,
+                static_cast<double>(circular.outputsPerBlock(o.m + o.n)) / tiled.outputsPerBlock(o.m + o.n));
 }
 
 template <class Key>

@@ -1521,6 +1521,45 @@ void testPathPieces() {
     expect(mergeOk, "serial_merge on a padded tile: per-thread diagonals tile the stable merge");
 }
 
+// The first 16-byte boundary inside v (the tile tests place a, b and the
+// output at chosen offsets from one).
+float* aligned(std::vector<float>& v) {
+    const uintptr_t p = reinterpret_cast<uintptr_t>(v.data());
+    return v.data() + ((16 - p % 16) % 16) / sizeof(float);
+}
+
+// The inputs of the tile tests, for tiles of kNv outputs: every pair of
+// lengths around 0, one tile and several tiles, in three shapes (sorted
+// runs of 4 values, so ties across the inputs; every a below every b;
+// every b below every a), with a and b at every offset from a 16-byte
+// boundary. visit(a, b, aShift, bShift) returns false to stop the sweep;
+// so does this function's result.
+template <int kNv, class Visit>
+bool sweepTileInputs(uint64_t seed, Visit&& visit) {
+    uint64_t state = seed;
+    auto sortedRun = [&](int length, int alphabet) {
+        std::vector<float> v(length);
+        for (float& x : v) {
+            state = state * 6364136223846793005ull + 1442695040888963407ull;
+            x = static_cast<float>((state >> 33) % alphabet);
+        }
+        std::sort(v.begin(), v.end());
+        return v;
+    };
+    const int lengths[] = {0, 1, 3, 4, 5, kNv - 1, kNv, kNv + 1, 2 * kNv + 3, 5 * kNv - 2};
+    for (int m : lengths)
+        for (int n : lengths)
+            for (int shape = 0; shape < 3; ++shape) {
+                std::vector<float> a = sortedRun(m, shape == 0 ? 4 : 1000), b = sortedRun(n, shape == 0 ? 4 : 1000);
+                if (shape == 1) for (float& x : b) x += 2000.0f;
+                if (shape == 2) for (float& x : a) x += 2000.0f;
+                for (int aShift = 0; aShift < 4; ++aShift)
+                    for (int bShift = 0; bShift < 4; ++bShift)
+                        if (!visit(a, b, aShift, bShift)) return false;
+            }
+    return true;
+}
+
 // The production merge's tile path on the host, thread by thread, tile after
 // tile of one input, as merge_path_tiles runs it: every thread's
 // load_two_spans (then the barrier), each thread's co-rank and serial merge,
@@ -1535,10 +1574,6 @@ bool pathTilesMatch(const std::vector<float>& a, const std::vector<float>& b, in
                     int outShift) {
     constexpr int kNv = NT * VT;
     const int m = static_cast<int>(a.size()), n = static_cast<int>(b.size()), total = m + n;
-    auto aligned = [](std::vector<float>& v) {  // the first 16-byte boundary inside v
-        const uintptr_t p = reinterpret_cast<uintptr_t>(v.data());
-        return v.data() + ((16 - p % 16) % 16) / sizeof(float);
-    };
     std::vector<float> aStore(m + 8, -500.0f), bStore(n + 8, -500.0f), outStore(total + 16, -7777.0f);
     float* aPtr = aligned(aStore) + aShift;
     float* bPtr = aligned(bStore) + bShift;
@@ -1583,32 +1618,16 @@ bool pathTilesMatch(const std::vector<float>& a, const std::vector<float>& b, in
 void testPathTiles() {
     bool ok = true;
     size_t runs = 0;
-    uint64_t state = 12;
-    auto sortedRun = [&](int length, int alphabet) {  // sorted keys from a few values: ties across the inputs
-        std::vector<float> v(length);
-        for (float& x : v) {
-            state = state * 6364136223846793005ull + 1442695040888963407ull;
-            x = static_cast<float>((state >> 33) % alphabet);
-        }
-        std::sort(v.begin(), v.end());
-        return v;
-    };
     auto sweep = [&](auto ntConstant, auto vtConstant) {
-        constexpr int NT = decltype(ntConstant)::value, VT = decltype(vtConstant)::value, kNv = NT * VT;
-        const int lengths[] = {0, 1, 3, 4, 5, kNv - 1, kNv, kNv + 1, 2 * kNv + 3, 5 * kNv - 2};
-        for (int m : lengths)
-            for (int n : lengths)
-                for (int shape = 0; shape < 3 && ok; ++shape) {
-                    std::vector<float> a = sortedRun(m, shape == 0 ? 4 : 1000), b = sortedRun(n, shape == 0 ? 4 : 1000);
-                    if (shape == 1) for (float& x : b) x += 2000.0f;  // every a below every b
-                    if (shape == 2) for (float& x : a) x += 2000.0f;  // every b below every a
-                    for (int aShift = 0; aShift < 4 && ok; ++aShift)
-                        for (int bShift = 0; bShift < 4 && ok; ++bShift)
-                            for (int outShift : {0, 1}) {
-                                ++runs;
-                                if (!(ok = pathTilesMatch<NT, VT>(a, b, aShift, bShift, outShift))) break;
-                            }
-                }
+        constexpr int NT = decltype(ntConstant)::value, VT = decltype(vtConstant)::value;
+        ok = ok && sweepTileInputs<NT * VT>(12, [&](const std::vector<float>& a, const std::vector<float>& b,
+                                                    int aShift, int bShift) {
+                 for (int outShift : {0, 1}) {
+                     ++runs;
+                     if (!pathTilesMatch<NT, VT>(a, b, aShift, bShift, outShift)) return false;
+                 }
+                 return true;
+             });
     };
     sweep(std::integral_constant<int, 4>{}, std::integral_constant<int, 3>{});
     sweep(std::integral_constant<int, 4>{}, std::integral_constant<int, 4>{});
@@ -1632,10 +1651,6 @@ bool pipelinedTilesMatch(const std::vector<float>& a, const std::vector<float>& 
     using T = PipelinedTuning<NT, VT>;
     const int m = static_cast<int>(a.size()), n = static_cast<int>(b.size()), total = m + n;
     std::vector<float> aStore(m + 8, -500.0f), bStore(n + 8, -500.0f);
-    auto aligned = [](std::vector<float>& v) {
-        const uintptr_t p = reinterpret_cast<uintptr_t>(v.data());
-        return v.data() + ((16 - p % 16) % 16) / sizeof(float);
-    };
     float* aPtr = aligned(aStore) + aShift;
     float* bPtr = aligned(bStore) + bShift;
     std::copy(a.begin(), a.end(), aPtr);
@@ -1713,31 +1728,13 @@ void testPipelinedPieces() {
 
     bool ok = true;
     size_t runs = 0;
-    uint64_t state = 34;
-    auto sortedRun = [&](int length, int alphabet) {
-        std::vector<float> v(length);
-        for (float& x : v) {
-            state = state * 6364136223846793005ull + 1442695040888963407ull;
-            x = static_cast<float>((state >> 33) % alphabet);
-        }
-        std::sort(v.begin(), v.end());
-        return v;
-    };
     auto sweep = [&](auto ntConstant, auto vtConstant) {
-        constexpr int NT = decltype(ntConstant)::value, VT = decltype(vtConstant)::value, kNv = NT * VT;
-        const int lengths[] = {0, 1, 3, 4, 5, kNv - 1, kNv, kNv + 1, 2 * kNv + 3, 5 * kNv - 2};
-        for (int m : lengths)
-            for (int n : lengths)
-                for (int shape = 0; shape < 3 && ok; ++shape) {
-                    std::vector<float> a = sortedRun(m, shape == 0 ? 4 : 1000), b = sortedRun(n, shape == 0 ? 4 : 1000);
-                    if (shape == 1) for (float& x : b) x += 2000.0f;  // every a below every b
-                    if (shape == 2) for (float& x : a) x += 2000.0f;  // every b below every a
-                    for (int aShift = 0; aShift < 4 && ok; ++aShift)
-                        for (int bShift = 0; bShift < 4 && ok; ++bShift) {
-                            ++runs;
-                            ok = pipelinedTilesMatch<NT, VT>(a, b, aShift, bShift);
-                        }
-                }
+        constexpr int NT = decltype(ntConstant)::value, VT = decltype(vtConstant)::value;
+        ok = ok && sweepTileInputs<NT * VT>(34, [&](const std::vector<float>& a, const std::vector<float>& b,
+                                                    int aShift, int bShift) {
+                 ++runs;
+                 return pipelinedTilesMatch<NT, VT>(a, b, aShift, bShift);
+             });
     };
     sweep(std::integral_constant<int, 4>{}, std::integral_constant<int, 4>{});
     sweep(std::integral_constant<int, 8>{}, std::integral_constant<int, 8>{});

@@ -30,7 +30,7 @@
 //                    (use your card's -arch, e.g. sm_90 on an H100/H200)
 // Run:
 //   ./merge_tiled                    device report, checks, then the tables (2 x 2^24 floats)
-//   ./merge_tiled --quick            a tenth of the sizes: fits a 20 s Colab cell on a T4
+//   ./merge_tiled --quick            a tenth of the sizes, meant for a short Colab cell on a T4
 //   ./merge_tiled --m 2^27 --n 2^27 --only path     the performance target's size
 //   ./merge_tiled --verify           every kernel x key type on the adversarial inputs
 //   ./merge_tiled --selftest         host tests of the building blocks (no GPU)
@@ -42,6 +42,7 @@
 #include "../common/device_report.cuh"
 #include "../common/inputs.hpp"
 #include "../common/library_merge.cuh"
+#include "../common/selftest.hpp"
 #include "../common/table.hpp"
 #include "../common/timer.cuh"
 
@@ -199,10 +200,12 @@ struct PaddedView {
 
 // The serial merge in registers: vt outputs starting at split (ai, bi) of a
 // tile that holds a at [ai.., aEnd) and b at [bi.., bEnd), in one array
-// (a's span first, b's after it, so bEnd is the tile's element count and
-// must be >= 1). Reads never leave [0, bEnd): an exhausted side re-reads the
-// last element, whose value no longer matters. keys[r] is output r, from[r]
-// its tile position (from < aEnd: from a).
+// with a's span before b's (merge_path_tiles: back to back, so bEnd is the
+// tile's element count; merge_path_pipelined: a few alignment slots may lie
+// between them). bEnd must be >= 1. Reads never leave [0, bEnd): an
+// exhausted side re-reads the last slot, whose value no longer matters.
+// keys[r] is output r, from[r] its tile position (from < aEnd: from a);
+// past the tile's last output both are junk (from stays inside [0, bEnd)).
 template <int VT, class Key, class Array>
 __host__ __device__ void serial_merge(const Array& tile, int ai, int aEnd, int bi, int bEnd, Key (&keys)[VT],
                                       int (&from)[VT]) {
@@ -995,7 +998,7 @@ constexpr size_t kPipelinedShared = 2 * PipelinedTuning<NT, VT>::slots * (sizeof
 
 // The pipelined kernel's grid: as many blocks as the card holds at once,
 // or 0 when its two buffers pass this card's shared memory per block
-// (a 256x32 key-value block needs 130 KiB; a T4 gives 64).
+// (a 256x32 key-value block needs 128.5 KiB; a T4 gives 64).
 template <class Key, class Value, int NT, int VT>
 size_t pipelinedResidentBlocks() {
     constexpr size_t bytes = kPipelinedShared<Key, Value, NT, VT>;
@@ -1063,7 +1066,9 @@ std::vector<Variant<Key, Value>> pathVariants() {
     constexpr PathStyle kDirect = PathStyle::Direct;
     std::vector<Variant<Key, Value>> rows;
     // One tile per block, outputs staged through shared memory. vt = 15 is
-    // odd, a classic way to spread a warp's shared-memory reads over the banks.
+    // odd, the classic way to spread an unpadded tile's accesses over the
+    // banks; with the padding here it pays 2-way where powers of two are
+    // conflict-free (see padded()).
     addPath<Key, Value, 128, 8>(rows);
     addPath<Key, Value, 256, 8>(rows);
     addPath<Key, Value, 128, 16>(rows);
@@ -1090,7 +1095,7 @@ std::vector<Variant<Key, Value>> pathVariants() {
     // fit, so the overlap is bought with occupancy: on the H200 it wins for
     // key-value (the rows that move twice the bytes) and ties the staged
     // rows for keys. Shapes whose two buffers pass the card's shared memory
-    // per block are left out (256x32 key-value needs 130 KiB).
+    // per block are left out (256x32 key-value needs 128.5 KiB).
     addPipelined<Key, Value, 256, 16>(rows);
     addPipelined<Key, Value, 128, 32>(rows);
     addPipelined<Key, Value, 256, 24>(rows);
@@ -1176,36 +1181,6 @@ bool checkLibrary(LibraryMerge<Key, Value>& library, const MergeReference<Key>& 
 
 // ---------------------------------------------------------------- selftest
 
-int failures = 0;
-
-void expect(bool ok, const std::string& what) {
-    if (!ok) {
-        std::printf("FAIL %s\n", what.c_str());
-        ++failures;
-    }
-}
-
-std::string show(const std::vector<float>& v) {
-    std::string s = "{";
-    for (size_t i = 0; i < v.size(); ++i) s += (i ? "," : "") + formatKey(v[i]);
-    return s + "}";
-}
-
-// Every sorted array of length 0..maxLength over the keys 0..alphabet-1.
-std::vector<std::vector<float>> allSortedArrays(size_t maxLength, int alphabet) {
-    std::vector<std::vector<float>> arrays = {{}};
-    for (size_t start = 0; start < arrays.size(); ++start) {
-        const std::vector<float> base = arrays[start];
-        if (base.size() == maxLength) continue;
-        for (int key = base.empty() ? 0 : static_cast<int>(base.back()); key < alphabet; ++key) {
-            std::vector<float> longer = base;
-            longer.push_back(static_cast<float>(key));
-            arrays.push_back(longer);
-        }
-    }
-    return arrays;
-}
-
 struct Reference {
     std::vector<float> keys;
     std::vector<size_t> source;
@@ -1261,7 +1236,7 @@ struct Recorder {
 // the split is the stable reference's, no read leaves the arrays, and the
 // slices of every size 1..7 put together are the reference merge.
 void testLinear() {
-    const auto arrays = allSortedArrays(6, 3);
+    const auto arrays = allSortedArrays<float>(6, 3);
     bool splitOk = true, sliceOk = true;
     size_t pairs = 0;
     for (const auto& a : arrays) {
@@ -1275,7 +1250,7 @@ void testLinear() {
                 splitOk = !outside && i == takenFromA(r, k, m);
                 if (!splitOk)
                     std::printf("co_rank(k=%zu, a=%s, b=%s) = %zu%s; the stable split takes %zu from a\n", k,
-                                show(a).c_str(), show(b).c_str(), i, outside ? " and read outside" : "",
+                                formatKeys(a).c_str(), formatKeys(b).c_str(), i, outside ? " and read outside" : "",
                                 takenFromA(r, k, m));
             }
             for (size_t vt = 1; vt <= 7 && sliceOk; ++vt) {
@@ -1288,7 +1263,7 @@ void testLinear() {
                     merge_sequential(a.data(), iLo, iHi, b.data(), kLo - iLo, kHi - iHi,
                                      Recorder{keys.data(), source.data(), kLo, 0, m});
                 }
-                sliceOk = sameAsReference("slices of " + show(a) + " and " + show(b) + ", " +
+                sliceOk = sameAsReference("slices of " + formatKeys(a) + " and " + formatKeys(b) + ", " +
                                               std::to_string(vt) + " per thread",
                                           keys, source, r, m);
             }
@@ -1310,7 +1285,7 @@ void testCircular() {
     bool ok = true;
     size_t checks = 0;
     for (int size = 1; size <= 8 && ok; ++size) {
-        const auto arrays = allSortedArrays(static_cast<size_t>(size), size <= 6 ? 3 : 2);
+        const auto arrays = allSortedArrays<float>(static_cast<size_t>(size), size <= 6 ? 3 : 2);
         for (float junk : {-1000.0f, 1000.0f}) {
             for (int aHead = 0; aHead < size && ok; ++aHead) {
                 for (int bHead = 0; bHead < size && ok; ++bHead) {
@@ -1343,7 +1318,7 @@ void testCircular() {
                                 if (got == want && keys == r.keys && source == r.source) continue;
                                 const std::string what = "window " + std::to_string(size) + ", heads " +
                                                          std::to_string(aHead) + "/" + std::to_string(bHead) +
-                                                         ", a=" + show(a) + " b=" + show(b) + ", k=" +
+                                                         ", a=" + formatKeys(a) + " b=" + formatKeys(b) + ", k=" +
                                                          std::to_string(k);
                                 if (got != want)
                                     std::printf("%s: co_rank_circular = %d, co_rank = %d\n", what.c_str(), got, want);
@@ -1393,8 +1368,8 @@ bool circularRoundsMatch(const std::vector<float>& a, const std::vector<float>& 
     };
     for (int produced = 0; produced < m + n; produced += size) {
         if (!hostRefill(sA, heldA, a, wa) || !hostRefill(sB, heldB, b, wb)) {
-            std::printf("window %d: a refill overwrote live slots or read past the span (a=%s b=%s)\n", size, show(a).c_str(),
-                        show(b).c_str());
+            std::printf("window %d: a refill overwrote live slots or read past the span (a=%s b=%s)\n", size, formatKeys(a).c_str(),
+                        formatKeys(b).c_str());
             return false;
         }
         const int roundOut = std::min(size, m + n - produced);
@@ -1414,7 +1389,7 @@ bool circularRoundsMatch(const std::vector<float>& a, const std::vector<float>& 
         wb.consumed += roundOut - aUsed;
     }
     return sameAsReference("circular rounds, window " + std::to_string(size) + ", " + std::to_string(vt) +
-                               " per thread, a=" + show(a) + " b=" + show(b),
+                               " per thread, a=" + formatKeys(a) + " b=" + formatKeys(b),
                            keys, source, referenceOf(a, b), static_cast<size_t>(m));
 }
 
@@ -1424,8 +1399,8 @@ void testCircularRounds() {
     for (int size = 1; size <= 8 && ok; ++size) {
         for (int vt : {1, 2, 3}) {
             // Every pair of short runs over two keys (ties across the inputs)...
-            for (const auto& a : allSortedArrays(static_cast<size_t>(size) + 1, 2)) {
-                for (const auto& b : allSortedArrays(static_cast<size_t>(size) + 1, 2)) {
+            for (const auto& a : allSortedArrays<float>(static_cast<size_t>(size) + 1, 2)) {
+                for (const auto& b : allSortedArrays<float>(static_cast<size_t>(size) + 1, 2)) {
                     ++runs;
                     if (!(ok = circularRoundsMatch(a, b, size, vt))) break;
                 }
@@ -1449,6 +1424,20 @@ void testCircularRounds() {
                 runs);
 }
 
+// The conflict degree of a warp's shared-memory access where lane t reads or
+// writes word index(t * vt + r): the most lanes on one bank, worst over r.
+// (Staging stores, and merge reads that march in step, look like this.)
+template <class Index>
+int worstBank(Index index, int vt) {
+    int worst = 0;
+    for (int r = 0; r < vt; ++r) {
+        std::vector<int> banks(32, 0);
+        for (int t = 0; t < 32; ++t) ++banks[index(t * vt + r) % 32];
+        worst = std::max(worst, *std::max_element(banks.begin(), banks.end()));
+    }
+    return worst;
+}
+
 // The production merge's pieces: the chunking of a span against 16-byte
 // boundaries, the padding's promise, and the per-thread search and
 // register merge on a padded tile, all small pairs, vt 1..8.
@@ -1465,24 +1454,20 @@ void testPathPieces() {
                     if (s.full(c) && (x < 0 || x >= count)) chunksOk = false;  // a vector load past the span
                 }
             for (int x = 0; x < count; ++x) chunksOk = chunksOk && seen[x] == 1;
-            chunksOk = chunksOk && (s.chunks() == 0 || s.first(s.chunks() - 1) + 4 > count - 1 + 0);
         }
     expect(chunksOk, "SpanChunks: every element once, full chunks inside the span");
 
     bool padOk = true;
-    for (int vt = 1; vt <= 32; ++vt) {
-        if (vt == 31) continue;  // the one bad shape (31-way), compiled nowhere
-        for (int r = 0; r < vt; ++r) {
-            std::vector<int> banks(32, 0);
-            for (int t = 0; t < 32; ++t) ++banks[padded(t * vt + r) % 32];
-            const int worst = *std::max_element(banks.begin(), banks.end());
-            padOk = padOk && worst <= ((vt & (vt - 1)) == 0 ? 1 : 2);
-        }
-    }
-    expect(padOk, "padded(): staging stores conflict-free for vt = 1, 2, 4, 8, 16, 32, at most 2-way for the "
-                  "other vt up to 30 and for 32");
+    for (int vt = 1; vt <= 32; ++vt)
+        if (vt != 31)  // the one bad shape (31-way), compiled nowhere
+            padOk = padOk && worstBank(padded, vt) <= ((vt & (vt - 1)) == 0 ? 1 : 2);
+    expect(padOk, "padded(): staging stores conflict-free for vt = 1, 2, 4, 8, 16, 32, at most 2-way for every "
+                  "other vt up to 30");
+    auto unpadded = [](int x) { return x; };
+    expect(worstBank(unpadded, 16) == 16 && worstBank(unpadded, 32) == 32,
+           "unpadded, the same stores are 16-way at vt = 16 and 32-way at vt = 32");
 
-    const auto arrays = allSortedArrays(6, 3);
+    const auto arrays = allSortedArrays<float>(6, 3);
     bool mergeOk = true;
     auto check = [&](auto vtConstant) {
         constexpr int VT = decltype(vtConstant)::value;
@@ -1506,8 +1491,8 @@ void testPathPieces() {
                         source[diag + r] = from[r];  // tile position: a's first, then b's, as in a||b
                     }
                 }
-                mergeOk = sameAsReference("padded tile, " + std::to_string(VT) + " per thread, a=" + show(a) +
-                                              " b=" + show(b),
+                mergeOk = sameAsReference("padded tile, " + std::to_string(VT) + " per thread, a=" + formatKeys(a) +
+                                              " b=" + formatKeys(b),
                                           keys, source, referenceOf(a, b), a.size());
             }
     };
@@ -1536,13 +1521,10 @@ float* aligned(std::vector<float>& v) {
 // so does this function's result.
 template <int kNv, class Visit>
 bool sweepTileInputs(uint64_t seed, Visit&& visit) {
-    uint64_t state = seed;
+    SplitMix64 rng(seed);
     auto sortedRun = [&](int length, int alphabet) {
         std::vector<float> v(length);
-        for (float& x : v) {
-            state = state * 6364136223846793005ull + 1442695040888963407ull;
-            x = static_cast<float>((state >> 33) % alphabet);
-        }
+        for (float& x : v) x = static_cast<float>(rng.below(alphabet));
         std::sort(v.begin(), v.end());
         return v;
     };
@@ -1725,6 +1707,9 @@ void testPipelinedPieces() {
     expect(swizzleOk, "swizzled(): a permutation within each 32-word row that keeps 4-word chunks whole");
     expect(worstStaging(16) == 1 && worstStaging(32) == 1 && worstStaging(24) == 3,
            "swizzled(): staging stores conflict-free at vt 16 and 32, 3-way at vt 24");
+    auto swizzledIndex = [](int x) { return swizzled(x); };
+    expect(worstBank(swizzledIndex, 16) == 4 && worstBank(swizzledIndex, 24) == 4 && worstBank(swizzledIndex, 32) == 4,
+           "swizzled(): merge reads in step (lane t at t * vt + r) are 4-way at vt 16, 24 and 32");
 
     bool ok = true;
     size_t runs = 0;
@@ -1747,7 +1732,7 @@ void testPipelinedPieces() {
 int runSelftest() {
     // The seed's ceil bug: 10 outputs over 4 threads need 3 each; integer
     // division before ceil gives 2 and leaves outputs 8 and 9 to no one.
-    expect(ceil_div<size_t>(10, 4) == 3 && 4 * (10 / 4) < 10, "ceil_div(10, 4) == 3; 10 / 4 falls short");
+    expect(ceil_div<size_t>(10, 4) == 3, "ceil_div(10, 4) == 3 (10 / 4 == 2 would fall short)");
     expect(ceil_div<size_t>(SIZE_MAX, 2) == SIZE_MAX / 2 + 1, "ceil_div does not overflow");
     // The seed's worked example (12.4): a = 1, 4, 6, 9 and b = 2, 3, 5, 7.
     {
@@ -1766,8 +1751,7 @@ int runSelftest() {
     testPathPieces();
     testPathTiles();
     testPipelinedPieces();
-    std::printf("selftest: %s\n", failures ? "FAILED" : "all passed");
-    return failures ? kExitCheckFailed : kExitPass;
+    return selftestVerdict();
 }
 
 // ------------------------------------------------------------------ verify
@@ -2051,7 +2035,7 @@ int runCommandLine(int argc, char** argv) {
     const Args args(
         "merge_tiled",
         "Chapter 12: basic, tiled and circular-buffer merges, coarsening, and a merge-path merge near copy speed.",
-        {{"--quick", "", "about a tenth of the default sizes (a 20 s Colab cell on a T4)"},
+        {{"--quick", "", "about a tenth of the default sizes (meant for a short Colab cell on a T4)"},
          {"--m", "N", "length of a (default 2^24)"},
          {"--n", "N", "length of b (default 2^24)"},
          {"--key", "TYPE", "float (default) or uint32; --verify checks both unless given"},

@@ -1,6 +1,6 @@
 // The merge a learner would otherwise call, for the reference rows and the
 // checks beside a lesson's own kernels: cub::DeviceMerge where the toolkit
-// has it (CCCL 2.8 and newer), Thrust's merge on older toolkits (Colab's),
+// ships <cub/device/device_merge.cuh>, Thrust's merge on older toolkits,
 // labelled as such. Keys only, or key-value pairs.
 #pragma once
 
@@ -25,8 +25,10 @@ template <class Value>
 constexpr bool kPairs = !std::is_same<Value, NoValues>::value;
 
 // Merges a[0, m) and b[0, n) into out (and, for key-value, va and vb into
-// vout) each time it is called; its temporary storage is allocated once,
-// here, so a timed call allocates nothing. The buffers must outlive it.
+// vout) each time it is called. With CUB the temporary storage is allocated
+// once, here, so a timed call allocates nothing; thrust::merge allocates
+// its own scratch in every call, so there the library row's time includes
+// that. The buffers must outlive it.
 template <class Key, class Value = NoValues>
 class LibraryMerge {
 public:

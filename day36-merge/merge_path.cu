@@ -9,7 +9,7 @@
 //                    (use your card's -arch, e.g. sm_90 on an H100/H200)
 // Run:
 //   ./merge_path                 device report, checks, Part 1 and Part 2 tables
-//   ./merge_path --quick         a tenth of the sizes: fits a 20 s Colab cell on a T4
+//   ./merge_path --quick         a tenth of the sizes, meant for a short Colab cell on a T4
 //   ./merge_path --verify        every kernel on the adversarial inputs, exact checks
 //   ./merge_path --selftest      host tests of coRank and the slice walk (no GPU)
 //   ./merge_path --input seed-ties --per-thread 3    the exercise's input
@@ -235,32 +235,19 @@ DeviceMerge uploadMerge(const std::vector<float>& a, const std::vector<float>& b
 // ---------------------------------------------------------------- selftest
 
 // Runs the slices of a perThread-sized merge path on the host, with the same
-// coRank and mergeWalk the kernel calls, and checks that the slices tile the
-// output (every position written once) and match the reference exactly,
-// values and provenance. Returns false after printing the first problem.
+// coRank and mergeWalk the kernel calls, each slice writing its own outputs,
+// and checks that together they match the reference exactly, values and
+// provenance. Returns false after printing the first problem.
 bool slicesMatchReference(const std::string& what, const std::vector<float>& a,
                           const std::vector<float>& b, size_t perThread) {
     const size_t m = a.size(), n = b.size(), total = m + n;
     std::vector<float> out(total, -1.0f), wantKeys(total);
-    std::vector<size_t> source(total, SIZE_MAX), wantSource(total), writes(total, 0);
+    std::vector<size_t> source(total, SIZE_MAX), wantSource(total);
     ReferenceMerge<float>(a.data(), m, b.data(), n).next(total, wantKeys.data(), wantSource.data());
-    std::vector<float> sliceOut(total);
-    std::vector<size_t> sliceSource(total);
     for (size_t first = 0; first < total; first += perThread) {
         const size_t i = coRank(first, a.data(), m, b.data(), n);
-        const size_t count = std::min(perThread, total - first);
-        mergeWalk<true>(a.data(), m, b.data(), n, i, first - i, count, sliceOut.data(), sliceSource.data());
-        for (size_t k = first; k < first + count; ++k) {
-            ++writes[k];
-            out[k] = sliceOut[k];
-            source[k] = sliceSource[k];
-        }
-    }
-    for (size_t k = 0; k < total; ++k) {
-        if (writes[k] != 1) {
-            std::printf("%s: output position %zu written %zu times\n", what.c_str(), k, writes[k]);
-            return false;
-        }
+        mergeWalk<true>(a.data(), m, b.data(), n, i, first - i, std::min(perThread, total - first), out.data(),
+                        source.data());
     }
     auto describe = [m](size_t s) { return describeMergeSource(s, m); };
     return compareExact(what.c_str(), out.data(), wantKeys.data(), total) &&
@@ -282,8 +269,10 @@ bool coRankIsRight(const std::vector<float>& a, const std::vector<float>& b, siz
     const bool firstTest = !(inRange && i > 0 && j < n) || a[i - 1] <= b[j];
     const bool secondTest = !(inRange && j > 0 && i < m) || b[j - 1] < a[i];
     if (inRange && firstTest && secondTest && i == fromA && steps <= coRankMaxSteps(m, n)) return true;
-    std::printf("coRank(k=%zu, a=%s, b=%s) = %zu after %u steps; stable split is i=%zu, bound %u steps\n",
-                k, formatKeys(a).c_str(), formatKeys(b).c_str(), i, steps, fromA, coRankMaxSteps(m, n));
+    const std::string inputs = m + n <= 64 ? "a=" + formatKeys(a) + ", b=" + formatKeys(b)
+                                           : "m=" + std::to_string(m) + ", n=" + std::to_string(n);
+    std::printf("coRank(k=%zu, %s) = %zu after %u steps; stable split is i=%zu, bound %u steps\n", k,
+                inputs.c_str(), i, steps, fromA, coRankMaxSteps(m, n));
     return false;
 }
 
@@ -322,6 +311,8 @@ int runSelftest() {
         while (swapAt + 1 < total && !(sources[swapAt] < a.size() && sources[swapAt + 1] >= a.size() &&
                                        keys[swapAt] == keys[swapAt + 1]))
             ++swapAt;
+        expect(swapAt + 1 < total, "the many-ties input has an a and a b of equal value side by side past 2^24");
+        if (swapAt + 1 >= total) return selftestVerdict();
         std::vector<size_t> swapped = sources;
         std::swap(swapped[swapAt], swapped[swapAt + 1]);
         auto fetchKeys = [&keys](size_t start, size_t count, float* out) {
@@ -366,7 +357,7 @@ int runSelftest() {
             if (!splitOk || !sliceOk) break;
         }
         expect(splitOk, "exhaustive: co-rank splits");
-        expect(sliceOk, "exhaustive: slices tile the output");
+        expect(sliceOk, "exhaustive: slices match the stable merge");
         std::printf("exhaustive: %zu pairs of sorted arrays, %zu co-ranks, %zu slicings\n", pairs, splits, sliced);
     }
     // Long inputs with ties, to hold the step bound where it is large.
@@ -381,17 +372,8 @@ int runSelftest() {
                 std::vector<size_t> source(m + n);
                 ReferenceMerge<float>(a.data(), m, b.data(), n).next(m + n, keys.data(), source.data());
                 SplitMix64 rng(m ^ n);
-                for (int trial = 0; trial < 200 && ok; ++trial) {
-                    const size_t k = rng.below(m + n + 1);
-                    unsigned steps = 0;
-                    const size_t i = coRank(k, a.data(), m, b.data(), n, &steps);
-                    size_t fromA = 0;
-                    for (size_t p = 0; p < k; ++p) fromA += source[p] < m;
-                    ok = i == fromA && steps <= coRankMaxSteps(m, n);
-                    if (!ok)
-                        std::printf("%s m=%zu n=%zu k=%zu: co-rank %zu in %u steps, want %zu within %u\n",
-                                    mergeShapeName(shape), m, n, k, i, steps, fromA, coRankMaxSteps(m, n));
-                }
+                for (int trial = 0; trial < 200 && ok; ++trial) ok = coRankIsRight(a, b, rng.below(m + n + 1), source);
+                if (!ok) std::printf("(input shape %s)\n", mergeShapeName(shape));
             }
         }
         expect(ok, "long inputs: co-rank is the stable split within the step bound");
@@ -546,7 +528,7 @@ int runLesson(const LessonOptions& o) {
 int runCommandLine(int argc, char** argv) {
     const Args args("merge_path",
                     "Day 36: merge path -- two sorted float arrays merged with one co-rank search per thread.",
-                    {{"--quick", "", "a tenth of the default sizes (a 20 s Colab cell on a T4)"},
+                    {{"--quick", "", "a tenth of the default sizes (meant for a short Colab cell on a T4)"},
                      {"--m", "N", "length of a (default 2097763, the seed's)"},
                      {"--n", "N", "length of b (default 2097152)"},
                      {"--input", "SHAPE", "evens-odds (default: no ties), random, all-equal, few-distinct, "

@@ -10,7 +10,6 @@
 #include <cstddef>
 #include <cstdio>
 #include <cstdlib>
-#include <new>
 #include <utility>
 
 
@@ -38,15 +37,16 @@ inline void failCuda(cudaError_t err, const char* call, const char* file, int li
             failCuda(cuda_check_err_, "launch of " kernelName, __FILE__, __LINE__); \
     } while (0)
 
-// The no-GPU exit: one line, the Colab hint, code 77.
+// The no-GPU exit: one line, the Colab hint, code 77. The runtime's own
+// reason is left out: with no GPU it says "driver version is insufficient",
+// which sends a learner after the wrong fix.
 inline void requireCudaDevice(const char* program) {
     int count = 0;
-    cudaError_t err = cudaGetDeviceCount(&count);
-    if (err != cudaSuccess || count == 0) {
+    if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
+        cudaGetLastError();  // clear it
         std::fprintf(stderr,
-                     "%s: no CUDA device available (%s); in Colab: Runtime > Change "
-                     "runtime type > GPU\n",
-                     program, err != cudaSuccess ? cudaGetErrorString(err) : "no devices");
+                     "%s: no CUDA device available; in Colab: Runtime > Change runtime type > GPU\n",
+                     program);
         std::exit(kExitNoDevice);
     }
 }
@@ -125,18 +125,3 @@ private:
     T* ptr_ = nullptr;
     size_t count_ = 0;
 };
-
-// Every lesson's main runs inside this: stdout flushed by line (a long run's
-// log shows how far it got), and running out of host memory becomes one line
-// and exit 3 instead of an abort.
-//   int main(int argc, char** argv) { return lessonMain("merge_path", [&] { ...; return code; }); }
-template <class Body>
-int lessonMain(const char* program, Body body) {
-    std::setvbuf(stdout, nullptr, _IOLBF, 0);
-    try {
-        return body();
-    } catch (const std::bad_alloc&) {
-        std::fprintf(stderr, "%s: not enough host memory for these sizes\n", program);
-        return kExitCudaError;
-    }
-}

@@ -1,0 +1,72 @@
+// Small device utilities the lessons share: ceiling division, the
+// device-only unroll, 16-byte loads and stores, grid sizing, and a device
+// fill of provenance values. No algorithm lives here.
+#pragma once
+
+#include "cuda_check.cuh"
+
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+
+// Ceiling division: the count of size-y pieces that cover x (a tail needs one).
+template <class T>
+__host__ __device__ constexpr T ceilDiv(T x, T y) {
+    return x / y + (x % y != 0);
+}
+
+// Loops over a compile-time vt unroll on the device, so the per-thread
+// arrays they index stay in registers; the host compiler (which runs the
+// same bodies in --selftest) does as it likes.
+#ifdef __CUDA_ARCH__
+#define DEVICE_UNROLL _Pragma("unroll")
+#else
+#define DEVICE_UNROLL
+#endif
+
+// Four 4-byte words as one 16-byte access (ld.global.v4 / st.global.v4 on
+// the device); p must be 16-byte aligned. On the host, a memcpy.
+__host__ __device__ inline uint4 load16(const void* p) {
+#ifdef __CUDA_ARCH__
+    return *static_cast<const uint4*>(p);
+#else
+    uint4 v;
+    memcpy(&v, p, sizeof v);
+    return v;
+#endif
+}
+__host__ __device__ inline void store16(void* p, uint4 v) {
+#ifdef __CUDA_ARCH__
+    *static_cast<uint4*>(p) = v;
+#else
+    memcpy(p, &v, sizeof v);
+#endif
+}
+
+// Blocks for `work` items at `perBlock` items a block, refused with one line
+// (exit 2) past the grid's x limit instead of launching a wrong grid.
+inline unsigned gridFor(size_t work, size_t perBlock, const char* kernel) {
+    const size_t blocks = ceilDiv(work, perBlock);
+    if (blocks > 0x7FFFFFFFu) {
+        std::fprintf(stderr, "%s: %zu blocks exceed the grid limit (2^31 - 1); use larger tiles\n", kernel, blocks);
+        std::exit(kExitBadArgument);
+    }
+    return static_cast<unsigned>(blocks > 0 ? blocks : 1);
+}
+
+// values[i] = i: each element's own position, carried as its value so that
+// the output names where every element came from (provenance). A grid-stride
+// loop, so any count fits one launch.
+template <class Value>
+__global__ void fillPositions(Value* values, size_t count) {
+    for (size_t i = static_cast<size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < count;
+         i += static_cast<size_t>(gridDim.x) * blockDim.x)
+        values[i] = static_cast<Value>(i);
+}
+template <class Value>
+void fillPositionsOnDevice(Value* values, size_t count) {
+    if (count == 0) return;
+    fillPositions<<<1024, 256>>>(values, count);
+    CUDA_CHECK_LAUNCH("fillPositions");
+}

@@ -1,0 +1,223 @@
+// One sort on the device, shared by the sort lessons: the key order, the
+// buffers, the host reference, the exact check (stable: every value is the
+// original index the stable order puts there; unstable: a permutation), and
+// the CUB rows (merge sort with the same order, radix sort).
+//
+// The order. Keys are compared through an order-preserving 32-bit rank:
+// uint32 as is, int32 with the sign bit flipped, float by its bits (sign
+// set: all bits flipped, else the sign bit set). That is IEEE 754's
+// totalOrder: -NaN < -inf < ... < -0.0 < +0.0 < ... < +inf < +NaN, so -0.0
+// sorts before +0.0 and NaNs go to the ends. Descending flips every rank
+// bit, so kernels only ever sort ranks ascending. Every map is a bijection:
+// equal ranks mean equal bits, and the sorted keys are unique.
+#pragma once
+
+#include "check.hpp"
+#include "cuda_check.cuh"
+#include "device_utils.cuh"
+
+#include <cub/device/device_merge_sort.cuh>
+#include <cub/device/device_radix_sort.cuh>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+__host__ __device__ inline uint32_t orderedBits(uint32_t key) { return key; }
+__host__ __device__ inline uint32_t orderedBits(int32_t key) { return static_cast<uint32_t>(key) ^ 0x80000000u; }
+__host__ __device__ inline uint32_t orderedBits(float key) {
+    uint32_t bits;
+    memcpy(&bits, &key, sizeof bits);
+    return bits ^ ((bits >> 31) ? 0xFFFFFFFFu : 0x80000000u);
+}
+
+template <class Key>
+__host__ __device__ inline Key keyFromOrderedBits(uint32_t rank) {
+    if constexpr (std::is_same<Key, float>::value) {
+        const uint32_t bits = rank ^ ((rank >> 31) ? 0x80000000u : 0xFFFFFFFFu);
+        float key;
+        memcpy(&key, &bits, sizeof key);
+        return key;
+    } else if constexpr (std::is_same<Key, int32_t>::value) {
+        return static_cast<int32_t>(rank ^ 0x80000000u);
+    } else {
+        return rank;
+    }
+}
+
+// The rank kernels sort ascending: flip = 0 sorts keys ascending, ~0 descending.
+template <class Key>
+__host__ __device__ inline uint32_t rankOf(Key key, uint32_t flip) {
+    return orderedBits(key) ^ flip;
+}
+template <class Key>
+__host__ __device__ inline Key keyOfRank(uint32_t rank, uint32_t flip) {
+    return keyFromOrderedBits<Key>(rank ^ flip);
+}
+
+// The order as a comparator, for std::stable_sort and cub::DeviceMergeSort.
+template <class Key>
+struct RankLess {
+    uint32_t flip;
+    __host__ __device__ bool operator()(const Key& x, const Key& y) const { return rankOf(x, flip) < rankOf(y, flip); }
+};
+
+template <class Key>
+const char* keyName() {
+    if (std::is_same<Key, float>::value) return "float";
+    if (std::is_same<Key, int32_t>::value) return "int32";
+    return "uint32";
+}
+
+// The stable sort on the host: for every output position, the original
+// index std::stable_sort puts there, and the key.
+template <class Key>
+struct SortReference {
+    std::vector<Key> keys;
+    std::vector<size_t> indices;
+};
+template <class Key>
+SortReference<Key> referenceSort(const std::vector<Key>& input, bool descending) {
+    SortReference<Key> r;
+    r.indices = referenceStableSortIndices(input, RankLess<Key>{descending ? ~0u : 0u});
+    r.keys.resize(input.size());
+    for (size_t p = 0; p < input.size(); ++p) r.keys[p] = input[r.indices[p]];
+    return r;
+}
+
+// Keys in and out; in key-value mode uint32 values, the original index (so
+// the output's values are its provenance: 0xFFFFFFFF, the poison, is "never
+// written"). n must then stay below 2^32 - 1 (sortValuesFit).
+template <class Key>
+struct SortBuffers {
+    size_t n = 0;
+    bool pairs = false;
+    DeviceBuffer<Key> in, out;
+    DeviceBuffer<uint32_t> vin, vout;
+    double bytesPerPass() const {  // read n, write n
+        return 2.0 * static_cast<double>(n) * (sizeof(Key) + (pairs ? sizeof(uint32_t) : 0));
+    }
+    void poison() {
+        out.poison();
+        vout.poison();
+    }
+    void copy() {  // the copy row: one pass's bytes
+        if (!n) return;
+        CUDA_CHECK(cudaMemcpyAsync(out.get(), in.get(), in.bytes(), cudaMemcpyDeviceToDevice));
+        if (pairs) CUDA_CHECK(cudaMemcpyAsync(vout.get(), vin.get(), vin.bytes(), cudaMemcpyDeviceToDevice));
+    }
+};
+
+inline bool sortValuesFit(size_t n) { return n < 0xFFFFFFFFull; }
+
+// Device bytes for the buffers of an n-key sort plus `extra` (scratch),
+// saturating, so an absurd n asks for "too much" (exit 3).
+template <class Key>
+size_t sortBytesNeeded(size_t n, bool pairs, size_t extra) {
+    const size_t perKey = 2 * (sizeof(Key) + (pairs ? sizeof(uint32_t) : 0));
+    return n > (SIZE_MAX - extra) / perKey ? SIZE_MAX : n * perKey + extra;
+}
+
+template <class Key>
+SortBuffers<Key> uploadSort(const std::vector<Key>& input, bool pairs) {
+    SortBuffers<Key> d;
+    d.n = input.size();
+    d.pairs = pairs;
+    d.in.allocate(d.n);
+    d.out.allocate(d.n);
+    d.in.upload(input.data(), d.n);
+    if (pairs) {
+        d.vin.allocate(d.n);
+        d.vout.allocate(d.n);
+        fillPositionsOnDevice(d.vin.get(), d.n);
+        CUDA_CHECK(cudaDeviceSynchronize());
+    }
+    return d;
+}
+
+inline std::string describeInput(size_t s) {
+    return s == SIZE_MAX ? "nothing (never written)" : "input[" + std::to_string(s) + "]";
+}
+
+// How strictly a row's output is held to the reference.
+enum class SortCheck {
+    Stable,       // keys exact; values exactly the stable order's indices
+    Permutation,  // keys exact; values name every input once, each with its key
+    RadixZeros,   // as Permutation, but -0.0 and +0.0 may swap: CUB's radix sort holds them equal
+};
+
+// Compares the device's output with the reference; prints the first
+// difference with both answers.
+template <class Key>
+bool sortMatches(const std::string& what, const SortBuffers<Key>& d, const std::vector<Key>& input,
+                 const SortReference<Key>& want, SortCheck rule) {
+    std::vector<Key> got(d.n);
+    d.out.download(got.data(), d.n);
+    for (size_t p = 0; p < d.n; ++p) {
+        if (sameBits(got[p], want.keys[p])) continue;
+        if constexpr (std::is_floating_point<Key>::value)
+            if (rule == SortCheck::RadixZeros && got[p] == 0 && want.keys[p] == 0) continue;
+        return compareExact(what.c_str(), got.data() + p, want.keys.data() + p, 1, p);
+    }
+    if (!d.pairs) return true;
+    std::vector<uint32_t> values(d.n);
+    d.vout.download(values.data(), d.n);
+    std::vector<size_t> sources(d.n);
+    for (size_t p = 0; p < d.n; ++p) sources[p] = values[p] == 0xFFFFFFFFu ? SIZE_MAX : values[p];
+    if (rule == SortCheck::Stable)
+        return compareProvenance(what.c_str(), sources.data(), want.indices.data(), d.n, describeInput);
+    return checkPermutation(what.c_str(), got.data(), sources.data(), input.data(), d.n);
+}
+
+// The sorts a learner would otherwise call, on the same buffers:
+// cub::DeviceMergeSort with the lesson's order (its Copy forms run the same
+// dispatch as StableSortPairs, out of place, and the check holds them to the
+// stable order), and cub::DeviceRadixSort. The scratch is allocated once,
+// here, so a timed call allocates nothing.
+template <class Key>
+class LibrarySort {
+public:
+    enum class Kind { Merge, Radix };
+    LibrarySort(Kind kind, SortBuffers<Key>& d, bool descending) : kind_(kind), d_(d), descending_(descending) {
+        call(nullptr, tempBytes_);
+        temp_.allocate(std::max<size_t>(tempBytes_, 1));  // a null pointer would mean "size query"
+    }
+    std::string name() const {
+        if (kind_ == Kind::Merge) return d_.pairs ? "cub::DeviceMergeSort::SortPairsCopy" : "cub::DeviceMergeSort::SortKeysCopy";
+        return std::string("cub::DeviceRadixSort::Sort") + (d_.pairs ? "Pairs" : "Keys") + (descending_ ? "Descending" : "");
+    }
+    SortCheck rule() const { return kind_ == Kind::Merge ? SortCheck::Stable : SortCheck::RadixZeros; }
+    void operator()() {
+        if (d_.n == 0) return;
+        size_t bytes = tempBytes_;
+        call(temp_.get(), bytes);
+    }
+
+private:
+    void call(void* temp, size_t& bytes) {
+        const int64_t n = static_cast<int64_t>(d_.n);
+        const RankLess<Key> less{descending_ ? ~0u : 0u};
+        Key *in = d_.in.get(), *out = d_.out.get();
+        uint32_t *vin = d_.vin.get(), *vout = d_.vout.get();
+        if (kind_ == Kind::Merge && d_.pairs)
+            CUDA_CHECK(cub::DeviceMergeSort::SortPairsCopy(temp, bytes, in, vin, out, vout, n, less));
+        else if (kind_ == Kind::Merge)
+            CUDA_CHECK(cub::DeviceMergeSort::SortKeysCopy(temp, bytes, in, out, n, less));
+        else if (d_.pairs && descending_)
+            CUDA_CHECK(cub::DeviceRadixSort::SortPairsDescending(temp, bytes, in, out, vin, vout, n));
+        else if (d_.pairs)
+            CUDA_CHECK(cub::DeviceRadixSort::SortPairs(temp, bytes, in, out, vin, vout, n));
+        else if (descending_)
+            CUDA_CHECK(cub::DeviceRadixSort::SortKeysDescending(temp, bytes, in, out, n));
+        else
+            CUDA_CHECK(cub::DeviceRadixSort::SortKeys(temp, bytes, in, out, n));
+    }
+    Kind kind_;
+    SortBuffers<Key>& d_;
+    bool descending_;
+    size_t tempBytes_ = 0;
+    DeviceBuffer<unsigned char> temp_;
+};

@@ -16,8 +16,10 @@
 #include "args.hpp"
 #include "cuda_check.cuh"
 #include "device_report.cuh"
+#include "table.hpp"
 #include "timer.cuh"
 
+#include <ctime>
 #include <functional>
 #include <new>
 #include <string>
@@ -98,6 +100,10 @@ inline int lessonEntryBody(int argc, char** argv, const Lesson& lesson) {
     if (args.has("--selftest")) return lesson.selftest();
     requireCudaDevice(lesson.program);
     run.device = printDeviceReport();
+    char date[16];
+    const std::time_t now = std::time(nullptr);
+    std::strftime(date, sizeof date, "%Y-%m-%d", std::gmtime(&now));
+    csvRun() = {run.device.name, date};  // the first line of every CSV this run writes
     return args.has("--verify") ? lesson.verify(run) : lesson.run(run);
 }
 

@@ -15,8 +15,19 @@ inline std::string fixed(double value, int decimals) {
     return text;
 }
 
-// Writes every table's rows to one CSV file: a header line per table
-// ("table,<column titles>"), its rows, and a blank line between tables.
+// Which run a CSV comes from: the card and the date (UTC), set once by the
+// lesson entry when it has found the device, written as the CSV's first line.
+struct CsvRun {
+    std::string card = "no GPU", date;
+};
+inline CsvRun& csvRun() {
+    static CsvRun run;
+    return run;
+}
+
+// Writes every table's rows to one CSV file: first "run,<program>,<card>,<date>",
+// then a header line per table ("table,<column titles>"), its rows, and a
+// blank line between tables.
 class CsvFile {
 public:
     CsvFile() = default;
@@ -33,6 +44,7 @@ public:
             std::fprintf(stderr, "%s: --csv cannot write '%s'\n", program, path.c_str());
             std::exit(kExitBadArgument);
         }
+        line("run", {program, csvRun().card, csvRun().date});
     }
     void line(const std::string& table, const std::vector<std::string>& cells) {
         if (!file_) return;

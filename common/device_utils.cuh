@@ -5,6 +5,7 @@
 
 #include "cuda_check.cuh"
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -45,9 +46,10 @@ __host__ __device__ inline void store16(void* p, uint4 v) {
 }
 
 // Blocks for `work` items at `perBlock` items a block, refused with one line
-// (exit 2) past the grid's x limit instead of launching a wrong grid.
-inline unsigned gridFor(size_t work, size_t perBlock, const char* kernel) {
-    const size_t blocks = ceilDiv(work, perBlock);
+// (exit 2) past the grid's x limit instead of launching a wrong grid. A
+// grid-stride kernel passes maxBlocks: its blocks loop over the rest.
+inline unsigned gridFor(size_t work, size_t perBlock, const char* kernel, size_t maxBlocks = 0x7FFFFFFFu) {
+    const size_t blocks = std::min(ceilDiv(work, perBlock), maxBlocks);
     if (blocks > 0x7FFFFFFFu) {
         std::fprintf(stderr, "%s: %zu blocks exceed the grid limit (2^31 - 1); use larger tiles\n", kernel, blocks);
         std::exit(kExitBadArgument);

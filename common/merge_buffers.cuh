@@ -63,9 +63,11 @@ MergeBuffers<Key, Value> uploadMerge(const std::vector<Key>& a, const std::vecto
     d.m = a.size();
     d.n = b.size();
     const size_t total = d.total();
-    if (kPairs<Value> && total >= std::numeric_limits<Value>::max()) {  // all-ones is the poison
-        std::fprintf(stderr, "%s: %zu elements do not fit the value type's positions\n", what, total);
-        std::exit(kExitBadArgument);
+    if constexpr (kPairs<Value>) {
+        if (total >= std::numeric_limits<Value>::max()) {  // all-ones is the poison
+            std::fprintf(stderr, "%s: %zu elements do not fit the value type's positions\n", what, total);
+            std::exit(kExitBadArgument);
+        }
     }
     requireDeviceMemory(mergeBytesNeeded<Key, Value>(total, fillValues, extraBytes), what);
     d.keys.allocate(total);

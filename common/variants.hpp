@@ -31,15 +31,16 @@ std::vector<Variant<Problem>> selectRows(const std::vector<Variant<Problem>>& ro
 // The gate: for each row, poison the outputs, launch, wait (a fault inside
 // the kernel surfaces here, exit 3), and compare. check(what) prints the
 // first difference with both answers and returns false; the first failing
-// row ends the gate.
+// row ends the gate. announce: one "exact" line per row, for transcripts.
 template <class Problem, class Check>
 bool checkRows(const std::vector<Variant<Problem>>& rows, Problem& problem, Check check,
-               const std::string& label = "") {
+               const std::string& label = "", bool announce = false) {
     for (const auto& row : rows) {
         problem.poison();
         row.launch(problem);
         CUDA_CHECK(cudaDeviceSynchronize());
         if (!check(label.empty() ? row.name : row.name + " [" + label + "]")) return false;
+        if (announce) std::printf("  %-44s exact\n", row.name.c_str());
     }
     return true;
 }
@@ -55,11 +56,13 @@ struct TimedTable {
     Variant<Problem> library;          // the CUB (or Thrust) routine, checked with the rows
     std::string versus = "vs CUB";
     std::string baseline;              // when set, the first row is the baseline: a "vs <baseline>" column
+    std::vector<Variant<Problem>> others;  // more library rows (CUB's radix sort): timed, printed, never "best"
 };
 
 struct TimedRows {
     double copyMs = 0, libraryMs = 0;
     std::vector<double> ms;  // one per row, in the rows' order
+    std::vector<double> othersMs;
     size_t best = 0;         // the fastest row
 };
 
@@ -106,6 +109,10 @@ TimedRows timeRows(const TimedTable<Problem>& spec, const std::vector<Variant<Pr
     }
     printRow("cudaMemcpy device to device", {}, t.copyMs, 1);
     printRow(spec.library.name, {}, t.libraryMs, 0);  // its passes are its own, not counted
+    for (const auto& other : spec.others) {
+        t.othersMs.push_back(timed([&] { other.launch(problem); }));
+        printRow(other.name, {}, t.othersMs.back(), 0);
+    }
     if (!rows.empty())
         std::printf("best: %s, %.4f ms = %.2f x the copy's speed, %.2f x %s\n", rows[t.best].name.c_str(),
                     t.ms[t.best], t.copyMs * rows[t.best].passes / t.ms[t.best], t.libraryMs / t.ms[t.best],

@@ -20,11 +20,11 @@ for arg in "$@"; do
 done
 BUILD=build-gpu
 LOG_DIR="${LOG_DIR:-$BUILD/logs}"
-mkdir -p "$LOG_DIR"
 if ! nvidia-smi >/dev/null 2>&1; then
   echo "gpu_check.sh: no GPU here (nvidia-smi failed); use scripts/test.sh for the host tests" >&2
   exit 77
 fi
+mkdir -p "$LOG_DIR"  # only once a GPU was found
 SANITIZER="$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)"
 
 names=(); results=(); seconds=()

@@ -1,108 +1,338 @@
 #!/usr/bin/env python3
 """Plot a lesson's sweep from the CSV its --csv option writes.
 
-    ./merge_path --csv sweep.csv
-    scripts/plot_sweep.py sweep.csv                      # every table, GB/s, to sweep.png
-    scripts/plot_sweep.py sweep.csv --table "Part 2" --column "time (ms)" --out part2.png
+    build/merge_path --csv sweep.csv && scripts/plot_sweep.py sweep.csv     # writes sweep.png
+    scripts/plot_sweep.py day36-merge/h200-2026-11-30.csv scripts/data/day36-seed-t4.csv --out day36.png
+    scripts/plot_sweep.py FILE.csv --table "Key-value" --column "time (ms)" --x vt
 
-The CSV holds one block per table: a header line starting with "table", then
-that table's rows, each starting with the table's title. Each row is drawn as
-one bar, labelled by the columns before "time (ms)". Without matplotlib the
-same bars are printed as text.
+One panel per table. A row with a number in the table's knob column (the x
+axis: per thread, tile, n, ...; the first knob column that varies, or --x)
+is a point, and the rows of one kernel (its name without its numbers) make
+a line. The copy row, the library row (cub::..., thrust::...) and rows
+without a knob (the one-thread baseline) are labelled horizontal reference
+lines. A table whose rows have no knob to share (bitonic's steps) is drawn
+as a climb, row after row. The x axis is log2 where the knob doubles, the y
+axis logarithmic where the values span more than 50x. The title carries the
+card and date from each CSV's first line (`run,<program>,<card>,<date>`).
+Several CSVs (your card and the committed H200 run, say) share the panels,
+one marker and line style per run; tables pair up in file order.
+
+The value plotted (--column) is by default Gkeys/s where a table has it
+(the sorts), else GB/s. CSVs written before the run line existed (the
+committed h200-2026-11-30.csv files) are read too: the card and date come
+from the file name, and their old column names (`ms`, `GB/s/pass`, ...) are
+mapped onto the common ones.
+
+Needs matplotlib (pip install --user matplotlib). Without it the values are
+printed as text and the exit code is 77 (no PNG written).
 """
 import argparse
 import csv
+import math
+import pathlib
+import re
 import sys
+import textwrap
+
+NO_MATPLOTLIB = 77
+VALUES = ("time (ms)", "GB/s", "Gkeys/s", "% of copy")      # the first of these ends the knob columns
+OLD_NAMES = {"ms": "time (ms)", "GB/s/pass": "GB/s", "version": "kernel", "operation": "kernel"}
+COPY_PREFIXES = ("cudaMemcpy", "device copy")
+LIBRARY_PREFIXES = ("cub::", "thrust::")
 
 
-def read_tables(path):
-    """Returns [(title, header, rows)] in file order."""
-    tables, header = [], None
+class Table:
+    def __init__(self, header):
+        self.header, self.title, self.rows = header, "", []
+
+
+class Run:
+    def __init__(self, path):
+        self.path, self.program, self.card, self.date, self.tables = path, "", "", "", []
+
+    def label(self):
+        return f"{self.card}, {self.date}" if self.date else self.card
+
+
+def number(cell):
+    """A cell as a float, or None: '4', '0.346', '2^24', '16777216'."""
+    cell = cell.strip()
+    power = re.fullmatch(r"(\d+)\^(\d+)", cell)
+    if power:
+        return float(int(power.group(1)) ** int(power.group(2)))
+    try:
+        value = float(cell)
+    except ValueError:
+        return None
+    return value if math.isfinite(value) else None
+
+
+def read_run(path):
+    run = Run(path)
+    table = None
     with open(path, newline="") as f:
         for cells in csv.reader(f):
-            if not cells:
+            if not cells or not any(c.strip() for c in cells):
                 continue
-            if cells[0] == "table":
-                header = cells[1:]
+            if cells[0] == "run":
+                run.program, run.card, run.date = (cells[1:] + ["", "", ""])[:3]
+            elif cells[0] == "table":
+                header = [OLD_NAMES.get(c, c) for c in cells[1:]]
+                table = Table(header)
+                run.tables.append(table)
+            elif table is None:
+                sys.exit(f"plot_sweep.py: {path} does not look like a lesson's --csv output "
+                         "(no 'table' line before its first row)")
+            else:
+                table.title = table.title or cells[0]
+                table.rows.append(cells[1:])
+    if not run.card:  # the old layout: h200-2026-11-30.csv
+        found = re.match(r"([A-Za-z0-9]+)-(\d{4}-\d\d-\d\d)", pathlib.Path(path).name)
+        run.card, run.date = (found.group(1).upper(), found.group(2)) if found else (pathlib.Path(path).stem, "")
+    if not run.program:
+        run.program = pathlib.Path(path).parent.name or pathlib.Path(path).stem
+    for table in run.tables:
+        if table.header and table.header[0] != "kernel":  # Day 36's old part 2: the knob came first
+            table.header = ["kernel"] + table.header
+            table.rows = [[table.title] + row for row in table.rows]
+    return run
+
+
+def knob_columns(header):
+    end = next((i for i, title in enumerate(header) if title in VALUES), len(header))
+    return list(range(1, end))
+
+
+def is_reference(name):
+    return name.startswith(COPY_PREFIXES) or name.startswith(LIBRARY_PREFIXES)
+
+
+def family(name):
+    """A kernel's name without its numbers: 'mergeCoRank 4 per thread' -> 'mergeCoRank per thread',
+    'merge_path 256x16 pipelined' -> 'merge_path pipelined'."""
+    words = [w for w in name.split() if not re.fullmatch(r"[\d.^]+(x[\d.]+)*,?", w)]
+    return " ".join(words) or name
+
+
+def choose_x(table, wanted):
+    knobs = knob_columns(table.header)
+    if wanted:
+        return table.header.index(wanted) if wanted in table.header[1:] else None
+    for c in knobs:
+        values = {number(row[c]) for row in table.rows
+                  if c < len(row) and not is_reference(row[0]) and number(row[c]) is not None}
+        if len(values) >= 2:
+            return c
+    return None
+
+
+class Panel:
+    """What one table of one run contributes to a panel."""
+
+    def __init__(self, run, table, column, x):
+        self.run, self.table, self.column = run, table, column
+        self.xtitle = table.header[x] if x is not None else ""
+        self.series, self.references, self.climb = {}, [], []
+        y = table.header.index(column)
+        points = []
+        for row in table.rows:
+            if len(row) <= y or number(row[y]) is None:
                 continue
-            if header is None:
-                sys.exit(f"plot_sweep.py: {path} does not look like a lesson's --csv output")
-            title, row = cells[0], cells[1:]
-            if not tables or tables[-1][0] != title or tables[-1][1] != header:
-                tables.append((title, header, []))
-            tables[-1][2].append(row)
-    return tables
+            value, xv = number(row[y]), number(row[x]) if x is not None and x < len(row) else None
+            if is_reference(row[0]) or xv is None:
+                self.references.append((row[0], value))
+            else:
+                points.append((row, xv, value))
+        # One line per kernel family; where a family repeats an x, split it by its next varying knob.
+        by_family = {}
+        for point in points:
+            by_family.setdefault(family(point[0][0]), []).append(point)
+        for name, members in by_family.items():
+            split = None
+            if len({xv for _, xv, _ in members}) < len(members):
+                split = next((c for c in knob_columns(table.header)
+                              if c != x and len({m[0][c] for m in members if c < len(m[0])}) > 1), None)
+            for row, xv, value in members:
+                label = name if split is None else f"{name}, {table.header[split]} {row[split]}"
+                self.series.setdefault(label, []).append((xv, value))
+        if self.series and all(len(s) == 1 for s in self.series.values()):
+            # Nothing to join into lines: the rows are steps (a climb), drawn in table order.
+            # Rows without a number in the knob column are steps of the climb too, not references.
+            self.climb = [(row[0], number(row[y])) for row in table.rows
+                          if len(row) > y and number(row[y]) is not None and not is_reference(row[0])]
+            self.references = [(name, value) for name, value in self.references if is_reference(name)]
+            self.series = {}
+        for line in self.series.values():
+            line.sort()
+
+    def plottable(self):
+        return bool(self.series or self.climb)
+
+    def values(self):
+        return ([v for s in self.series.values() for _, v in s] + [v for _, v in self.climb]
+                + [v for _, v in self.references])
 
 
-def bars(header, rows, column):
-    """(label, value) per row. A label is the first cell ("per thread 4" when
-    it is a number), plus as many of the next cells before the time column as
-    it takes to tell the rows apart ("merge_tiled, tile 1024, vt 8")."""
-    value_at = header.index(column)
-    label_end = header.index("time (ms)") if "time (ms)" in header else 1
+def panels_of(run, column, table_filter, wanted_x):
+    """The run's tables that have something to draw, with the tables that only
+    hold reference rows (Day 36's old layout) folded into them."""
+    panels, loose = [], []
+    for table in run.tables:
+        if table_filter not in table.title:
+            continue
+        chosen = column or ("Gkeys/s" if "Gkeys/s" in table.header else "GB/s")
+        if chosen not in table.header:
+            continue
+        panel = Panel(run, table, chosen, choose_x(table, wanted_x))
+        (panels if panel.plottable() else loose).append(panel)
+    for panel in panels:
+        for other in loose:
+            if other.column == panel.column:
+                panel.references += other.references
+    return panels
 
-    def label(row, width):
-        parts = []
-        for title, cell in zip(header[:width], row[:width]):
-            numeric = cell.replace(".", "", 1).isdigit()
-            parts.append(f"{title} {cell}" if numeric else cell)
-        return ", ".join(p for p in parts if p)
 
-    width = 1
-    while width < label_end and len({label(r, width) for r in rows}) < len(rows):
-        width += 1
-    out = []
-    for row in rows:
-        try:
-            out.append((label(row, width), float(row[value_at])))
-        except (ValueError, IndexError):
-            continue  # a "-" cell: nothing to draw
-    return out
+def is_doubling(xs):
+    xs = sorted({x for x in xs if x > 0})
+    if len(xs) < 2 or xs[-1] / xs[0] < 4:
+        return False
+    powers = [x for x in xs if float(x).is_integer() and int(x) & (int(x) - 1) == 0]
+    return 2 * len(powers) >= len(xs)
+
+
+def print_text(groups):
+    for group in groups:
+        for panel in group:
+            print(f"\n{panel.table.title} ({panel.column}; {panel.run.label()})")
+            for label, line in panel.series.items():
+                print(f"  {label}: " + ", ".join(f"{panel.xtitle} {x:g}: {v:g}" for x, v in line))
+            for name, value in panel.climb:
+                print(f"  {name}: {value:g}")
+            for name, value in panel.references:
+                print(f"  [reference] {name}: {value:g}")
+
+
+def tick_label(t):
+    """1024 stays 1024; 2^16 and up read as powers of two; 3.5 stays 3.5."""
+    if t.is_integer() and t >= 65536 and int(t) & (int(t) - 1) == 0:
+        return f"2^{int(t).bit_length() - 1}"
+    return f"{int(t)}" if t.is_integer() else f"{t:g}"
+
+
+def label_references(ax, references, values):
+    """Writes each reference line's name on it, at the right; a label that would
+    sit on the one before it goes to the left end instead."""
+    logarithmic = values and max(values) / min(values) > 50
+    span = (math.log(max(values) / min(values)) if logarithmic else max(values) - min(values)) if values else 1
+
+    def height(v):
+        return math.log(v) if logarithmic else v
+
+    last_right = None
+    for value, text, colour in sorted(references):
+        if value <= 0 and logarithmic:
+            continue
+        crowded = last_right is not None and abs(height(value) - last_right) < 0.06 * (span or 1)
+        x, ha = (0.005, "left") if crowded else (0.995, "right")
+        if not crowded:
+            last_right = height(value)
+        ax.annotate(text, xy=(x, value), xycoords=("axes fraction", "data"), ha=ha, va="bottom",
+                    fontsize=7, color=colour)
+
+
+def draw(groups, runs, out):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from matplotlib.ticker import FixedLocator, NullLocator
+
+    markers, styles = "os^Dv", ["-", "--", ":", "-."]
+    colours = plt.get_cmap("tab10").colors + plt.get_cmap("Dark2").colors
+    fig, axes = plt.subplots(len(groups), 1, figsize=(11, 4.6 * len(groups)), squeeze=False)
+    for ax, group in zip(axes[:, 0], groups):
+        families = []
+        for panel in group:
+            families += [f for f in panel.series if f not in families]
+        values = [v for panel in group for v in panel.values() if v > 0]
+        climb = any(panel.climb for panel in group)
+        references = []
+        for r, panel in enumerate(group):
+            card = f" ({panel.run.card})" if len(runs) > 1 else ""
+            for label, line in panel.series.items():
+                ax.plot([x for x, _ in line], [v for _, v in line], marker=markers[r % len(markers)],
+                        linestyle=styles[r % len(styles)], color=colours[families.index(label) % len(colours)],
+                        label=label + card)
+            if panel.climb:
+                ax.plot(range(len(panel.climb)), [v for _, v in panel.climb], marker=markers[r % len(markers)],
+                        linestyle=styles[r % len(styles)], color=colours[r], label=f"{panel.column}{card}")
+            for name, value in panel.references:
+                colour = ("black" if name.startswith(COPY_PREFIXES)
+                          else "tab:red" if name.startswith(LIBRARY_PREFIXES) else "tab:gray")
+                ax.axhline(value, color=colour, linestyle=styles[(r + 1) % len(styles)], linewidth=1.2)
+                references.append((value, f"{name}{card}: {value:g}", colour))
+        xs = [x for panel in group for line in panel.series.values() for x, _ in line]
+        label_references(ax, references, values)
+        if climb:
+            names = [name for name, _ in max((p.climb for p in group), key=len)]
+            ax.set_xticks(range(len(names)))
+            ax.set_xticklabels([textwrap.fill(n, 22) for n in names], fontsize=7, rotation=20, ha="right")
+        elif xs:
+            ticks = sorted(set(xs))
+            if is_doubling(xs):
+                ax.set_xscale("log", base=2)
+                ticks = [t for t in ticks if t.is_integer() and int(t) & (int(t) - 1) == 0]
+            if len(ticks) <= 14:
+                ax.xaxis.set_major_locator(FixedLocator(ticks))
+                ax.xaxis.set_minor_locator(NullLocator())
+                ax.set_xticklabels([tick_label(t) for t in ticks], fontsize=8)
+            ax.set_xlabel(group[0].xtitle)
+        if values and max(values) / min(values) > 50:
+            ax.set_yscale("log")
+        ax.set_ylabel(group[0].column)
+        ax.set_title(textwrap.fill(group[0].table.title, 100), fontsize=9)
+        ax.grid(True, which="major", alpha=0.3)
+        if ax.get_legend_handles_labels()[0]:
+            ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    program = runs[0].program
+    fig.suptitle(f"{program}: " + " and ".join(run.label() for run in runs), fontsize=11)
+    fig.tight_layout()
+    fig.savefig(out, dpi=110, bbox_inches="tight")
+    plt.close(fig)
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("csv")
+    parser.add_argument("csv", nargs="+", help="a lesson's --csv output; several share the panels")
     parser.add_argument("--table", default="", help="only tables whose title contains this")
-    parser.add_argument("--column", default="GB/s", help='the value to plot (default "GB/s")')
-    parser.add_argument("--out", default="sweep.png", help="the PNG to write (default sweep.png)")
+    parser.add_argument("--column", default="", help='the value to plot (default Gkeys/s where present, else GB/s)')
+    parser.add_argument("--x", default="", help="the knob column for the x axis (default: the first that varies)")
+    parser.add_argument("--out", default="", help="the PNG to write (default: the first CSV's name with .png)")
     args = parser.parse_args()
 
-    chosen = []
-    for title, header, rows in read_tables(args.csv):
-        if args.table in title and args.column in header:
-            chosen.append((title, bars(header, rows, args.column)))
-    if not chosen:
-        sys.exit(f"plot_sweep.py: no table in {args.csv} has a '{args.column}' column"
-                 + (f" and a title containing '{args.table}'" if args.table else ""))
-
+    runs = []
+    for path in args.csv:
+        if not pathlib.Path(path).is_file():
+            sys.exit(f"plot_sweep.py: no such file: {path}")
+        runs.append(read_run(path))
+    per_run = [panels_of(run, args.column, args.table, args.x) for run in runs]
+    if not per_run[0]:
+        sys.exit(f"plot_sweep.py: no table in {args.csv[0]} has a sweep to draw"
+                 + (f" in column '{args.column}'" if args.column else "")
+                 + (f" with a title containing '{args.table}'" if args.table else ""))
+    groups = [[panels[i] for panels in per_run if i < len(panels) and panels[i].column == per_run[0][i].column]
+              for i in range(len(per_run[0]))]
+    out = args.out or str(pathlib.Path(args.csv[0]).with_suffix(".png"))
     try:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
+        import matplotlib  # noqa: F401
     except ImportError:
-        for title, data in chosen:
-            print(f"\n{title} ({args.column})")
-            top = max((v for _, v in data), default=1.0) or 1.0
-            for label, value in data:
-                print(f"  {label[:40]:<40} {value:>10.3f} {'#' * int(50 * value / top)}")
-        print("\n(matplotlib is not installed: printed instead of plotted)")
-        return
-
-    fig, axes = plt.subplots(len(chosen), 1, figsize=(9, 1.2 + 0.35 * sum(len(d) for _, d in chosen)),
-                             squeeze=False)
-    for ax, (title, data) in zip(axes[:, 0], chosen):
-        labels = [label for label, _ in data][::-1]
-        values = [value for _, value in data][::-1]
-        ax.barh(labels, values, color="tab:blue")
-        ax.set_title(title, fontsize=10)
-        ax.set_xlabel(args.column)
-        for y, value in enumerate(values):
-            ax.text(value, y, f" {value:g}", va="center", fontsize=8)
-    fig.tight_layout()
-    fig.savefig(args.out, dpi=120)
-    print(f"wrote {args.out}")
+        print_text(groups)
+        print(f"\nplot_sweep.py: matplotlib is not installed, so {out} was not drawn; "
+              "install it with: python3 -m pip install --user matplotlib")
+        return NO_MATPLOTLIB
+    draw(groups, runs, out)
+    print(f"wrote {out}")
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

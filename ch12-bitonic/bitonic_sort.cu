@@ -1,55 +1,43 @@
-// Chapter 12: bitonic sort, from one compare-exchange to a multi-block sort of any size.
-// Part A is the seed (shared/seeds/002): 12.1 splitOnce, one compare-exchange split of a
-// bitonic sequence; 12.2 mergeInOneBlock, the multi-pass merge and its group-aware active
-// condition; 12.3 seedSortPass, one launch per (k, j), partner i ^ j, direction (i & k) == 0.
-// Part B grows the same network into a sort that fills the card: a direction rule for any n,
-// 4096-key tiles in shared memory, several global distances per pass over memory.
+// Chapter 12: bitonic sort, from one compare-exchange to a multi-block sort of any size. Part A is the seed
+// (shared/seeds/002): 12.1 splitOnce, one compare-exchange split of a bitonic sequence; 12.2 mergeInOneBlock, the
+// multi-pass merge and its group-aware active condition; 12.3 seedSortPass, one launch per (k, j), partner i ^ j,
+// direction (i & k) == 0. Part B grows the same network into a sort that fills the card: a direction rule for any n,
+// 4096-key tiles in shared memory, 7 global distances per pass over memory.
 //
 // Build (one file):  nvcc -std=c++17 -O3 -arch=sm_75 -o bitonic_sort bitonic_sort.cu
 // Run:
-//   ./bitonic_sort --only seed     part A: the seed's examples from real launches, its row checked, timed
-//   ./bitonic_sort                 parts A and B: every row checked, then timed on 2^24 uint32 keys vs CUB
-//   ./bitonic_sort --only fused    part B's last two rows only
-//   ./bitonic_sort --verify        every row on the adversarial set, exact checks, no timing
-//   ./bitonic_sort --selftest      the __host__ __device__ pieces on the host (no GPU needed)
+//   ./bitonic_sort --only seed          part A: the seed's examples from real launches, its row checked, timed
+//   ./bitonic_sort                      parts A and B: every row checked, then timed on 2^24 uint32 keys vs CUB
+//   ./bitonic_sort --only tiles,fused   part B's rows only
+//   ./bitonic_sort --verify             every row on the adversarial set, exact checks, no timing
+//   ./bitonic_sort --selftest           the __host__ __device__ pieces on the host (no GPU needed)
 //   ./bitonic_sort --n 1000003 --key float --descending --pairs --quick --no-timing
 //
-// Reading map, by section: "Part A: the seed" (the order and tie rule, building blocks,
-// kernels 12.1-12.3, launchers); "Part B: production" (Tuning, any n, register windows,
-// tiles, kernels, plans and launcher); "The variant table"; "Checks and the run";
-// "Selftest"; "main".
-// What a learner may change: --n, --key uint32|int32|float, --descending, --pairs (values
-// are the original index, checked as a permutation), the standard options (--help); the
-// Tuning struct; and the seed's two traps, each caught by the checks:
+// Reading map, by section: "Part A: the seed" (the order and tie rule, building blocks, kernels 12.1-12.3, launchers);
+// "Part B: production" (Tuning, any n, register windows, tiles, kernels, plans and launcher); "The variant table";
+// "Checks and the run"; "Selftest"; "main". What a learner may change: --n, --key uint32|int32|float, --descending,
+// --pairs, the standard options (--help); the Tuning struct; and the seed's two traps, each caught by the checks:
 //   -DEXERCISE_ACTIVE_TID_LT_DIST      12.2's active condition becomes tid < dist
 //   -DEXERCISE_MISSING_PARTNER_GUARD   12.3's "l > i" guard is dropped
 
-#include "../common/check.hpp"
-#include "../common/cuda_check.cuh"
-#include "../common/device_utils.cuh"
 #include "../common/inputs.hpp"
-#include "../common/lesson.hpp"
 #include "../common/selftest.hpp"
 #include "../common/sort_buffers.cuh"
-#include "../common/table.hpp"
 #include "../common/variants.hpp"
 
 #include <algorithm>
-#include <cmath>
 #include <numeric>
 #include <string>
 #include <vector>
 
 // ====================================================================== Part A: the seed ==
-//
-// The order and the tie rule, once for the whole file. Kernels compare ranks (common's rankOf: an
-// order-preserving 32-bit map, -0.0 before +0.0; --descending flips every bit), so every kernel sorts ranks
-// ascending. A pair swaps only when strictly out of order, so equal keys never swap; the sort is still not
-// stable (a pair at distance j jumps the keys between them), and --pairs is checked as a permutation, not
-// against the stable order.
+// The order and the tie rule, once for the whole file. Kernels compare ranks (common's rankOf: an order-preserving
+// 32-bit map, -0.0 before +0.0; --descending flips every bit), so every kernel sorts ranks ascending. A pair swaps
+// only when strictly out of order, so equal keys never swap; the sort is still not stable (a pair at distance j
+// jumps the keys between them), and --pairs is checked as a permutation, not against the stable order.
 
-// 12.1: a sequence is bitonic if some rotation of it rises, then falls.
-// Rotate to the first minimum, then walk up, then down (the seed's test).
+// 12.1: a sequence is bitonic if some rotation of it rises, then falls. Rotate to the first minimum, then walk up,
+// then down (the seed's test).
 template <class Key>
 __host__ __device__ bool isBitonic(const Key* a, size_t n) {
     if (n < 3) return true;
@@ -67,7 +55,6 @@ __host__ __device__ bool isBitonic(const Key* a, size_t n) {
 __host__ __device__ inline bool outOfOrder(uint32_t a, uint32_t b, bool ascending) {
     return ascending ? b < a : a < b;
 }
-
 // ... on two keys in memory (keys[i] is the lower index), and their values with --pairs.
 template <class Key, bool kPairs>
 __host__ __device__ inline void compareExchangeAt(Key* keys, uint32_t* vals, size_t i, size_t l,
@@ -84,8 +71,7 @@ __host__ __device__ inline void compareExchangeAt(Key* keys, uint32_t* vals, siz
     }
 }
 
-// 12.2: at distance dist the range is made of groups of 2*dist; thread tid is
-// the left member of a pair when it sits in the first half of its group.
+// 12.2: at distance dist the range is groups of 2*dist; thread tid is a pair's left member in its group's first half.
 __host__ __device__ inline bool activeLeft(unsigned tid, unsigned dist) {
 #ifdef EXERCISE_ACTIVE_TID_LT_DIST
     return tid < dist;  // the seed's trap: only right for the first pass
@@ -94,19 +80,17 @@ __host__ __device__ inline bool activeLeft(unsigned tid, unsigned dist) {
 #endif
 }
 
-// Block bodies are written for "threads t0, t0 + stride, ...": a kernel passes (threadIdx.x, blockDim.x), so
-// each thread runs its own tid once and blockSync() is __syncthreads(); --selftest passes (0, 1) and runs the
-// threads in turn on the host. Between two barriers threads touch disjoint elements, so the host's order is as
-// good.
+// Block bodies are written for "threads t0, t0 + stride, ...": a kernel passes (threadIdx.x, blockDim.x), so each
+// thread runs its own tid once and blockSync() is __syncthreads(); --selftest passes (0, 1) and runs the threads in
+// turn on the host. Between two barriers threads touch disjoint elements, so the host's order is as good.
 __host__ __device__ inline void blockSync() {
 #ifdef __CUDA_ARCH__
     __syncthreads();
 #endif
 }
 
-// 12.2's body: the bitonic merge of keys[0, cnt) by one block, distances cnt/2 down to
-// lastDist (1 for the whole merge; larger stops it early, so a learner can watch it pass by pass), a barrier
-// between passes because each pass reads what the previous one wrote.
+// 12.2's body: the bitonic merge of keys[0, cnt) by one block, distances cnt/2 down to lastDist (1 for the whole
+// merge; larger stops it early, to watch it pass by pass); a barrier between passes, as each reads the last's writes.
 template <class Key>
 __host__ __device__ void mergeInOneBlockBody(unsigned t0, unsigned stride, Key* keys, unsigned cnt,
                                              unsigned lastDist, uint32_t flip) {
@@ -118,8 +102,7 @@ __host__ __device__ void mergeInOneBlockBody(unsigned t0, unsigned stride, Key* 
     }
 }
 
-// 12.3: every pair (i, i ^ j) is visited by both of its threads; only the one
-// at the lower index acts, or the second visit undoes the first.
+// 12.3: both threads of a pair (i, i ^ j) visit it; only the lower index acts, or the second visit undoes the first.
 __host__ __device__ inline bool ownsPair(size_t i, size_t l) {
 #ifdef EXERCISE_MISSING_PARTNER_GUARD
     (void)i;
@@ -130,14 +113,11 @@ __host__ __device__ inline bool ownsPair(size_t i, size_t l) {
 #endif
 }
 
-// 12.3, the seed's direction: the size-k run holding i is sorted ascending
-// when it is an even-numbered run. Needs n to be a power of two.
+// 12.3, the seed's direction: the size-k run holding i sorts ascending when it is even-numbered (n a power of two).
 __host__ __device__ inline bool seedAscending(size_t i, size_t k) { return (i & k) == 0; }
-
 // One thread of one (k, j) pass of 12.3, shared by the kernel and --selftest.
 template <class Key, bool kPairs>
-__host__ __device__ inline void seedPassAt(Key* keys, uint32_t* vals, size_t i, size_t n, size_t k,
-                                           size_t j, uint32_t flip) {
+__host__ __device__ inline void seedPassAt(Key* keys, uint32_t* vals, size_t i, size_t n, size_t k, size_t j, uint32_t flip) {
     const size_t l = i ^ j;
     if (!ownsPair(i, l) || l >= n) return;
     compareExchangeAt<Key, kPairs>(keys, vals, i, l, seedAscending(i, k), flip);
@@ -147,8 +127,7 @@ __host__ __device__ inline void seedPassAt(Key* keys, uint32_t* vals, size_t i, 
 __device__ inline size_t gridThread() { return static_cast<size_t>(blockIdx.x) * blockDim.x + threadIdx.x; }
 __device__ inline size_t gridThreads() { return static_cast<size_t>(gridDim.x) * blockDim.x; }
 
-// 12.1: one compare-exchange split of the bitonic keys[0, 2*dist): the dist
-// comparisons are independent, one thread each.
+// 12.1: one compare-exchange split of the bitonic keys[0, 2*dist): dist independent comparisons, one thread each.
 template <class Key>
 __global__ void splitOnce(Key* keys, size_t dist, uint32_t flip) {
     for (size_t i = gridThread(); i < dist; i += gridThreads())
@@ -168,21 +147,18 @@ __global__ void seedSortPass(Key* keys, uint32_t* vals, size_t n, size_t k, size
         seedPassAt<Key, kPairs>(keys, vals, i, n, k, j, flip);
 }
 
-// Part A's launch geometry, in one place. No kernel of part A uses shared memory: 12.2 works in global memory,
-// and __syncthreads() orders it within its one block.
+// Part A's launch geometry, in one place. No kernel of part A uses shared memory: 12.2 works in global memory, and
+// __syncthreads() orders it within its one block.
 struct SeedGeometry {
     static constexpr unsigned threads = 256;         // a block of the one-pass kernels
     static constexpr unsigned maxBlocks = 1u << 20;  // past this the grid strides
     static constexpr unsigned oneBlock = 1024;       // 12.2: the largest cnt, one thread per key
 };
-static_assert(SeedGeometry::threads % 32 == 0 && SeedGeometry::oneBlock <= 1024,
-              "whole warps, and 12.2's block within the 1024-thread limit");
+static_assert(SeedGeometry::threads % 32 == 0 && SeedGeometry::oneBlock <= 1024, "whole warps; 12.2's block <= 1024");
 
 inline unsigned strideGrid(size_t work, unsigned threads, const char* kernel) {
-    const size_t cap = size_t{SeedGeometry::maxBlocks} * threads;
-    return gridFor(std::min(work, cap), threads, kernel);
+    return gridFor(std::min(work, size_t{SeedGeometry::maxBlocks} * threads), threads, kernel);
 }
-
 template <class Key>
 void launchSplitOnce(Key* keys, size_t dist, uint32_t flip) {
     splitOnce<Key><<<strideGrid(dist, SeedGeometry::threads, "splitOnce"), SeedGeometry::threads>>>(keys, dist, flip);
@@ -204,13 +180,9 @@ void launchSeedPass(Key* keys, uint32_t* vals, size_t n, size_t k, size_t j, uin
 }
 
 // ================================================================== Part B: production ==
-//
-// The tuning, the only source of tile and shared-memory sizes: nt threads, each holding vt = 16 keys in
-// registers whose indices differ in 4 bits (a window), so a block holds a tile of nv = 4096 keys in shared
-// memory, 3 windows. Blocks per SM: __launch_bounds__'s second argument caps a thread's registers at 65536 /
-// (nt * blocks). A block runs load, compute, store in turn, so the bytes in flight on an SM come from its other
-// blocks: keys-only mergeTiles and mergeAcrossTilesShared fit 5 blocks (48 registers, no spills), 4 where an SM
-// holds 1024 threads (sm_75); sortTiles (one launch) and key-value fewer.
+// The tuning, the only source of tile and shared-memory sizes: nt threads of vt = 16 keys in registers whose indices
+// differ in 4 bits (a window); a tile of nv = 4096 keys in shared memory is 3 windows. Blocks per SM: a block loads,
+// computes, stores in turn, so other blocks keep bytes in flight; __launch_bounds__ caps registers (README).
 struct Tuning {
     static constexpr int nt = 256;
     static constexpr int groupBits = 4;                           // index bits a window spans
@@ -232,33 +204,24 @@ struct Tuning {
     static constexpr int sortBlocksPerSM(bool pairs) { return pairs ? 2 : 3; }
     static constexpr int mergeBlocksPerSM(bool pairs) { return pairs ? 3 : (threadsPerSM / nt < 5 ? threadsPerSM / nt : 5); }
 };
-static_assert(Tuning::nt * Tuning::vt == static_cast<int>(Tuning::nv), "a tile is nt * vt keys");
-static_assert(Tuning::tileBits % Tuning::groupBits == 0, "tile bits split into whole windows");
+static_assert(Tuning::nt * Tuning::vt == static_cast<int>(Tuning::nv) && Tuning::tileBits % Tuning::groupBits == 0,
+              "a tile is nt * vt keys, in whole windows");
 static_assert(Tuning::sharedBytes(true) <= 48 * 1024, "ranks + values of a tile fit the default 48 KiB");
-static_assert(Tuning::columnBits + Tuning::groupBits <= Tuning::tileBits, "a fused row window fits in the tile");
-static_assert(Tuning::columnBits >= Tuning::topWindow - Tuning::groupBits, "a strided tile's rows lie in its top two windows");
+static_assert(Tuning::columnBits + Tuning::groupBits <= Tuning::tileBits && Tuning::columnBits >= Tuning::topWindow - Tuning::groupBits,
+              "a fused row window fits in the tile, and a strided tile's rows lie in its top two windows");
 static_assert(Tuning::chunk * Tuning::chunksPerThread == Tuning::vt && (1 << Tuning::columnBits) % Tuning::chunk == 0,
               "a thread's chunks fill its 16 keys, and a row is whole chunks");
 
-// Any n. Think of the array as padded to a power of two with +infinity, and skip every pair whose partner is
-// past the end. That is only right if the padding never moves, i.e. if the size-k run that holds both real and
-// padding positions is always sorted ascending. Runs of one stage alternate direction (a bitonic merge needs a
-// rising run next to a falling one), so anchor the alternation at the last real element instead of at 0: the
-// seed's rule with i replaced by i ^ (n-1). (Sentinel padding in memory would cost up to 2x memory and work,
-// and sentinels tie with real keys of the largest value.)
-__host__ __device__ inline bool ascendingAt(size_t i, size_t k, size_t last) {
-    return ((i ^ last) & k) == 0;
-}
-
+// Any n: pad (in thought) with +infinity to a power of two, skip pairs whose partner is past the end. Right only if the
+// run holding keys and padding always sorts ascending: anchor the runs at the last key, i ^ (n-1) for i (README).
+__host__ __device__ inline bool ascendingAt(size_t i, size_t k, size_t last) { return ((i ^ last) & k) == 0; }
 // One thread of one (k, j) pass for any n: 12.3's step with the new direction.
 template <class Key, bool kPairs>
-__host__ __device__ inline void anyPassAt(Key* keys, uint32_t* vals, size_t i, size_t n, size_t k,
-                                          size_t j, uint32_t flip) {
+__host__ __device__ inline void anyPassAt(Key* keys, uint32_t* vals, size_t i, size_t n, size_t k, size_t j, uint32_t flip) {
     const size_t l = i ^ j;
     if (!ownsPair(i, l) || l >= n) return;  // l >= n: the partner is padding
     compareExchangeAt<Key, kPairs>(keys, vals, i, l, ascendingAt(i, k, n - 1), flip);
 }
-
 template <class Key, bool kPairs>
 __global__ void anySortPass(Key* keys, uint32_t* vals, size_t n, size_t k, size_t j, uint32_t flip) {
     for (size_t i = gridThread(); i < n; i += gridThreads())
@@ -266,11 +229,8 @@ __global__ void anySortPass(Key* keys, uint32_t* vals, size_t n, size_t k, size_
 }
 
 using Regs = uint32_t[Tuning::vt];  // one thread's window of ranks (or values), in registers
-
-// Positions past the end hold this rank in registers and shared memory: the largest, so they stay at the end
-// (the rule above) and are never stored.
+// Padding in registers and shared memory: the largest rank, so it stays at the end (the rule above), never stored.
 constexpr uint32_t kVirtualRank = 0xFFFFFFFFu;
-
 // The compare-exchange on two registers (and their values in key-value mode).
 template <bool kPairs>
 __host__ __device__ inline void compareExchange(uint32_t& a, uint32_t& b, uint32_t& va, uint32_t& vb, bool ascending) {
@@ -286,41 +246,20 @@ __host__ __device__ inline void compareExchange(uint32_t& a, uint32_t& b, uint32
     }
 }
 
-// --- register groups: what the tile kernels are made of ---
-//
-// A thread holds 16 elements whose indices differ only in 4 bits [lo, lo+4): register q holds index
-// depositAbove(slot, lo) | q << lo. Every pass whose distance 2^b has b in that window is then a
-// compare-exchange between two of the thread's own registers, with no memory traffic and no synchronization.
-
-// Opens a gap of `width` zero bits at bit `at`: low bits stay, the rest move up.
-__host__ __device__ inline size_t depositAbove(size_t value, int at, int width) {
-    const size_t low = value & ((size_t{1} << at) - 1);
-    return low | ((value >> at) << (at + width));
-}
-__host__ __device__ inline size_t groupIndex(size_t slot, unsigned q, int lo) {
-    return depositAbove(slot, lo, Tuning::groupBits) | (static_cast<size_t>(q) << lo);
-}
-
-// The same inside a tile, in 32 bits: thread t, register q, window [lo, lo+4).
+// --- register windows: thread t's register q holds tile element tileIndex(t, q, lo), 16 indices that differ only in
+// bits [lo, lo+4), so a pass whose distance bit is there compares two of its own registers: no memory traffic, no
+// barrier. The windows are fixed, tile bits [8,12) [4,8) [0,4) (README: why).
 __host__ __device__ inline unsigned tileIndex(unsigned t, unsigned q, int lo) {
     return (t & ((1u << lo) - 1)) | (q << lo) | ((t >> lo) << (lo + Tuning::groupBits));
 }
-
-// In a tile the windows are fixed: tile bits [8,12), [4,8), [0,4). Fixed windows give the compiler constant
-// shifts, and cost no more round trips than windows that follow the passes (a stage with s passes needs
-// ceil(s/4) either way).
-
-// Shared-memory position of tile element L. XOR-ing bits 4..8 into bits 0..4 keeps every gather below free of
-// bank conflicts: for each window 0..8 the 32 threads of a warp hit 32 different banks (and plain rows stay
-// linear).
+// Shared-memory position of tile element L. XOR-ing bits 4..8 into bits 0..4 keeps every gather free of bank
+// conflicts: in each window 0..8 the 32 threads of a warp hit 32 different banks (and plain rows stay linear).
 __host__ __device__ inline unsigned swizzle(unsigned L) { return L ^ ((L >> 4) & 31u); }
-
-// The passes for index bits hiBit down to loBit (all inside [lo, lo+4)) on a thread's 16 registers. The
-// direction is `ascending` for register 0; when the stage's k bit lies inside the window, dirMask is that
-// register bit, and the registers with it set belong to the neighbouring run: the other way.
+// The passes for index bits hiBit down to loBit (inside [lo, lo+4)) on a thread's 16 registers, `ascending` for
+// register 0; registers with the dirMask bit set (the stage's k bit, inside the window) belong to the next run.
 template <bool kPairs>
-__host__ __device__ inline void mergePassesInRegisters(Regs& rank, Regs& val, int lo, int hiBit,
-                                                       int loBit, bool ascending, unsigned dirMask) {
+__host__ __device__ inline void mergePassesInRegisters(Regs& rank, Regs& val, int lo, int hiBit, int loBit,
+                                                       bool ascending, unsigned dirMask) {
 DEVICE_UNROLL
     for (int b = Tuning::groupBits - 1; b >= 0; --b) {
         if (lo + b > hiBit || lo + b < loBit) continue;  // the same for every thread
@@ -335,8 +274,8 @@ DEVICE_UNROLL
 
 // Thread t's 16 elements of window lo: from shared memory into registers, and back to where they came from.
 template <bool kPairs>
-__host__ __device__ inline void gatherWindow(const uint32_t* sRank, const uint32_t* sVal, unsigned t,
-                                             int lo, Regs& rank, Regs& val) {
+__host__ __device__ inline void gatherWindow(const uint32_t* sRank, const uint32_t* sVal, unsigned t, int lo,
+                                             Regs& rank, Regs& val) {
 DEVICE_UNROLL
     for (int q = 0; q < Tuning::vt; ++q) {
         const unsigned p = swizzle(tileIndex(t, q, lo));
@@ -354,7 +293,6 @@ DEVICE_UNROLL
         if constexpr (kPairs) sVal[p] = val[q];
     }
 }
-
 // One thread's turn in one window: gather, run the window's passes, scatter.
 template <bool kPairs>
 __host__ __device__ inline void windowStep(uint32_t* sRank, uint32_t* sVal, unsigned t, int lo,
@@ -364,16 +302,10 @@ __host__ __device__ inline void windowStep(uint32_t* sRank, uint32_t* sVal, unsi
     mergePassesInRegisters<kPairs>(rank, val, lo, hiBit, loBit, ascending, dirMask);
     scatterWindow<kPairs>(sRank, sVal, t, lo, rank, val);
 }
+// Stage s's k bit as a register bit of window lo (0 when bit s lies above the window: all of it runs one way).
+__host__ __device__ inline unsigned directionMask(int s, int lo) { return s - lo < Tuning::groupBits ? 1u << (s - lo) : 0u; }
 
-// The register bit of window lo that stage s's k bit falls on, as a mask (0 when bit s lies above the window:
-// then the whole window runs one way).
-__host__ __device__ inline unsigned directionMask(int s, int lo) {
-    return s - lo < Tuning::groupBits ? 1u << (s - lo) : 0u;
-}
-
-// Where tile element L lives in global memory. Both are sums over the bits of L, so map(A | B) = map(A) +
-// offset(B) for disjoint A and B: a thread computes one 64-bit index and adds a per- register offset, instead
-// of redoing the whole map for each of its keys.
+// Where tile element L lives in global memory: map(A | B) = map(A) + offset(B) for disjoint A, B (one 64-bit index).
 struct ContiguousTile {  // a plain tile of 4096 neighbours
     size_t base;
     __host__ __device__ size_t offset(unsigned L) const { return L; }
@@ -388,24 +320,14 @@ struct StridedTile {  // 128 rows of 32 neighbours, row r at start + (r << lo)
     __host__ __device__ size_t operator()(unsigned L) const { return start + offset(L); }
 };
 
-// Global <-> shared, as ranks, 16 bytes at a time: a tile is 1024 chunks of 4 neighbouring keys (a contiguous
-// tile, and each 32-key row of a strided one, is whole chunks, 16-byte aligned because cudaMalloc aligns to
-// 256). Thread t takes chunks t, t + nt, t + 2nt, t + 3nt: a warp's uint4 load covers 512 contiguous bytes (or
-// 4 whole rows), and all 4 (8 with values) loads are issued before the first is used, so 64 (128) bytes per
-// thread are in flight at once.
-
+// Global <-> shared, 16 bytes at a time: thread t takes chunks t, t + nt, ... of 4 neighbouring keys (a warp: 512
+// contiguous bytes). The swizzle keeps a chunk in one aligned group of 4 words, permuted by an XOR (its own inverse).
 __host__ __device__ inline unsigned chunkStart(unsigned t, int m) { return (t + m * Tuning::nt) * Tuning::chunk; }
-
-// The swizzle keeps a chunk (L, a multiple of 4, .. L+3) inside one aligned group of 4 words: key i lands at
-// (swizzle(L) & ~3) | (i ^ x), with x = swizzle(L) & 3. So one 16-byte shared access moves the chunk, its words
-// permuted by x (an XOR is its own inverse: the same call undoes it), and the 8 threads of each quarter warp
-// hit 8 different 4-bank groups.
 __host__ __device__ inline uint4 xorPermute(uint4 v, unsigned x) {
     if (x & 1u) v = make_uint4(v.y, v.x, v.w, v.z);
     if (x & 2u) v = make_uint4(v.z, v.w, v.x, v.y);
     return v;
 }
-
 // The rank map on 4 keys read as raw 32-bit words, and back.
 template <class Key>
 __host__ __device__ inline uint32_t rankOfWord(uint32_t word, uint32_t flip) {
@@ -428,18 +350,14 @@ template <class Key>
 __host__ __device__ inline uint4 wordsOfRanks(uint4 r, uint32_t flip) {
     return make_uint4(wordOfRank<Key>(r.x, flip), wordOfRank<Key>(r.y, flip), wordOfRank<Key>(r.z, flip), wordOfRank<Key>(r.w, flip));
 }
-
-// Every map below rises with L, so a tile is all real keys exactly when its last element is (block-uniform: the
-// fast path has no per-key test).
+// Every map rises with L, so a tile is all real keys exactly when its last element is (block-uniform).
 template <class Map>
 __host__ __device__ inline bool tileIsFull(Map map, size_t n) { return map(Tuning::nv - 1) < n; }
-
 // Global -> shared, as ranks; positions past the end become kVirtualRank. A full tile moves in 16-byte chunks;
 // the one tile that holds the end of n (or is all padding) goes a key at a time, thread t taking t, t + nt, ...
 template <class Key, bool kPairs, class Map>
-__host__ __device__ inline void loadTile(unsigned t0, unsigned stride, Map map, const Key* keys,
-                                         const uint32_t* vals, size_t n, uint32_t flip,
-                                         uint32_t* sRank, uint32_t* sVal) {
+__host__ __device__ inline void loadTile(unsigned t0, unsigned stride, Map map, const Key* keys, const uint32_t* vals,
+                                         size_t n, uint32_t flip, uint32_t* sRank, uint32_t* sVal) {
     if (tileIsFull(map, n)) {
         for (unsigned t = t0; t < Tuning::nt; t += stride) {
             uint4 k[Tuning::chunksPerThread], v[Tuning::chunksPerThread];
@@ -467,9 +385,8 @@ DEVICE_UNROLL
         }
 }
 template <class Key, bool kPairs, class Map>
-__host__ __device__ inline void storeTile(unsigned t0, unsigned stride, Map map, Key* keys,
-                                          uint32_t* vals, size_t n, uint32_t flip,
-                                          const uint32_t* sRank, const uint32_t* sVal) {
+__host__ __device__ inline void storeTile(unsigned t0, unsigned stride, Map map, Key* keys, uint32_t* vals, size_t n,
+                                          uint32_t flip, const uint32_t* sRank, const uint32_t* sVal) {
     if (tileIsFull(map, n)) {
         for (unsigned t = t0; t < Tuning::nt; t += stride)
 DEVICE_UNROLL
@@ -491,14 +408,10 @@ DEVICE_UNROLL
         }
 }
 
-// Global <-> registers, skipping shared memory: thread t's 16 keys of window lo, straight from (to) where they
-// live. In window 2 (tile bits 8..11) register q of the 32 lanes of a warp is 32 neighbours, so each of the 16
-// loads is one 128-byte line, all 16 in flight before the first compare; in window 1 of a strided tile each
-// store is two 64-byte halves of rows.
+// Global <-> registers: thread t's 16 keys of window lo. In the top window each load is a warp's 128-byte line.
 template <class Key, bool kPairs, class Map>
-__host__ __device__ inline void loadWindow(Map map, unsigned t, int lo, const Key* keys,
-                                           const uint32_t* vals, size_t n, uint32_t flip,
-                                           Regs& rank, Regs& val) {
+__host__ __device__ inline void loadWindow(Map map, unsigned t, int lo, const Key* keys, const uint32_t* vals,
+                                           size_t n, uint32_t flip, Regs& rank, Regs& val) {
     const size_t g0 = map(tileIndex(t, 0, lo));  // register q: g0 + map.offset(q << lo)
     if (tileIsFull(map, n)) {  // no per-key test
 DEVICE_UNROLL
@@ -517,9 +430,8 @@ DEVICE_UNROLL
     }
 }
 template <class Key, bool kPairs, class Map>
-__host__ __device__ inline void storeWindow(Map map, unsigned t, int lo, Key* keys, uint32_t* vals,
-                                            size_t n, uint32_t flip, const Regs& rank,
-                                            const Regs& val) {
+__host__ __device__ inline void storeWindow(Map map, unsigned t, int lo, Key* keys, uint32_t* vals, size_t n,
+                                            uint32_t flip, const Regs& rank, const Regs& val) {
     const size_t g0 = map(tileIndex(t, 0, lo));
     const bool full = tileIsFull(map, n);
 DEVICE_UNROLL
@@ -531,11 +443,10 @@ DEVICE_UNROLL
     }
 }
 
-// The passes for tile bits hiBit..loBit, window by window, one direction for the whole tile (stages larger than
-// the tile).
+// The passes for tile bits hiBit..loBit, window by window, one direction for the tile (stages past the tile).
 template <bool kPairs>
-__host__ __device__ inline void mergeWindows(unsigned t0, unsigned stride, uint32_t* sRank,
-                                             uint32_t* sVal, int hiBit, int loBit, bool ascending) {
+__host__ __device__ inline void mergeWindows(unsigned t0, unsigned stride, uint32_t* sRank, uint32_t* sVal,
+                                             int hiBit, int loBit, bool ascending) {
 DEVICE_UNROLL
     for (int w = Tuning::windows - 1; w >= 0; --w) {
         const int lo = w * Tuning::groupBits;
@@ -546,12 +457,11 @@ DEVICE_UNROLL
     }
 }
 
-// Body of sortTiles: a whole bitonic sort (stages k = 2 .. 2^topStage) of one tile, in keys[tile*4096, ...) ->
-// out.
+// Body of sortTiles: a whole bitonic sort (stages k = 2 .. 2^topStage) of tile `tile`, in -> out.
 template <class Key, bool kPairs>
-__host__ __device__ void sortTileBody(unsigned t0, unsigned stride, uint32_t* sRank, uint32_t* sVal,
-                                      const Key* in, const uint32_t* vin, Key* out, uint32_t* vout,
-                                      size_t n, size_t tile, int topStage, uint32_t flip) {
+__host__ __device__ void sortTileBody(unsigned t0, unsigned stride, uint32_t* sRank, uint32_t* sVal, const Key* in,
+                                      const uint32_t* vin, Key* out, uint32_t* vout, size_t n, size_t tile,
+                                      int topStage, uint32_t flip) {
     const ContiguousTile map{tile * Tuning::nv};
     const size_t last = n - 1;
     loadTile<Key, kPairs>(t0, stride, map, in, vin, n, flip, sRank, sVal);
@@ -584,13 +494,10 @@ DEVICE_UNROLL
     storeTile<Key, kPairs>(t0, stride, map, out, vout, n, flip, sRank, sVal);
 }
 
-// Body of mergeTiles: stage 2^stage > tile, the passes with distances 2048..1. The top window's keys go global
-// -> registers, its 4 passes, -> shared: the load's own round trip through shared memory and one barrier are
-// saved.
+// Body of mergeTiles: stage 2^stage > tile, distances 2048..1; the top window's passes run between load and shared.
 template <class Key, bool kPairs>
-__host__ __device__ void mergeTileBody(unsigned t0, unsigned stride, uint32_t* sRank, uint32_t* sVal,
-                                       Key* keys, uint32_t* vals, size_t n, size_t tile, int stage,
-                                       uint32_t flip) {
+__host__ __device__ void mergeTileBody(unsigned t0, unsigned stride, uint32_t* sRank, uint32_t* sVal, Key* keys,
+                                       uint32_t* vals, size_t n, size_t tile, int stage, uint32_t flip) {
     const ContiguousTile map{tile * Tuning::nv};
     const bool ascending = ascendingAt(map.base, size_t{1} << stage, n - 1);
     for (unsigned t = t0; t < Tuning::nt; t += stride) {
@@ -604,20 +511,21 @@ __host__ __device__ void mergeTileBody(unsigned t0, unsigned stride, uint32_t* s
     storeTile<Key, kPairs>(t0, stride, map, keys, vals, n, flip, sRank, sVal);
 }
 
-// First index of fused-shared block b for a row window at bit lo: block bits fill global bits 5..lo-1 and
-// lo+7.. (columns below, rows in the gap).
+// Opens a gap of `width` zero bits at bit `at`: low bits stay, the rest move up.
+__host__ __device__ inline size_t depositAbove(size_t value, int at, int width) {
+    const size_t low = value & ((size_t{1} << at) - 1);
+    return low | ((value >> at) << (at + width));
+}
+// First index of fused-shared block b for rows at bit lo: block bits fill global bits 5..lo-1 and lo+7.. .
 __host__ __device__ inline size_t stridedTileStart(size_t block, int lo) {
     return depositAbove(block << Tuning::columnBits, lo, Tuning::rowBits);
 }
 
-// Body of mergeAcrossTilesShared: up to 7 global distances, bits hiBit..loBit (>= 12), in one pass over memory.
-// The block's tile is 128 rows of 32 neighbours; row bits are the distance bits, so in shared memory the passes
-// are tile bits 11..5: the top window (11..8) and the one below it (7..5). Keys go global -> registers (top
-// window) -> shared -> registers (the window below) -> global: one round trip through shared memory, not three.
+// Body of mergeAcrossTilesShared: up to 7 global distances, bits hiBit..loBit (>= 12), in one pass over memory: 128
+// rows of 32 neighbours, the row bits being tile bits 11..5: registers (top window) -> shared -> registers -> global.
 template <class Key, bool kPairs>
-__host__ __device__ void mergeAcrossTileBody(unsigned t0, unsigned stride, uint32_t* sRank,
-                                             uint32_t* sVal, Key* keys, uint32_t* vals, size_t n,
-                                             size_t block, int stage, int hiBit, int loBit,
+__host__ __device__ void mergeAcrossTileBody(unsigned t0, unsigned stride, uint32_t* sRank, uint32_t* sVal, Key* keys,
+                                             uint32_t* vals, size_t n, size_t block, int stage, int hiBit, int loBit,
                                              uint32_t flip) {
     const int lo = hiBit - (Tuning::rowBits - 1);
     const StridedTile map{stridedTileStart(block, lo), lo};
@@ -641,30 +549,6 @@ __host__ __device__ void mergeAcrossTileBody(unsigned t0, unsigned stride, uint3
     }
 }
 
-// Body of mergeAcrossTilesInRegisters: one thread, up to 4 global distances (bits hiBit..loBit) straight from
-// global memory into 16 registers. Neighbouring slots are neighbouring indices, so every load is coalesced.
-template <class Key, bool kPairs>
-__host__ __device__ void mergeSlotInRegisters(Key* keys, uint32_t* vals, size_t n, size_t slot,
-                                              int stage, int hiBit, int loBit, uint32_t flip) {
-    const int lo = hiBit - (Tuning::groupBits - 1);
-    const size_t first = groupIndex(slot, 0, lo);
-    if (first >= n) return;
-    uint32_t rank[Tuning::vt], val[Tuning::vt] = {};
-DEVICE_UNROLL
-    for (int q = 0; q < Tuning::vt; ++q) {
-        const size_t g = first | (static_cast<size_t>(q) << lo);
-        rank[q] = g < n ? rankOf(keys[g], flip) : kVirtualRank;
-        if constexpr (kPairs) val[q] = g < n ? vals[g] : 0u;
-    }
-    mergePassesInRegisters<kPairs>(rank, val, lo, hiBit, loBit, ascendingAt(first, size_t{1} << stage, n - 1), 0u);
-DEVICE_UNROLL
-    for (int q = 0; q < Tuning::vt; ++q) {
-        const size_t g = first | (static_cast<size_t>(q) << lo);
-        if (g >= n) continue;
-        keys[g] = keyOfRank<Key>(rank[q], flip);
-        if constexpr (kPairs) vals[g] = val[q];
-    }
-}
 // --------------------------------------------------------------------------- kernels --
 template <class Key, bool kPairs>
 __global__ void __launch_bounds__(Tuning::nt, Tuning::sortBlocksPerSM(kPairs))
@@ -673,7 +557,6 @@ __global__ void __launch_bounds__(Tuning::nt, Tuning::sortBlocksPerSM(kPairs))
     __shared__ __align__(16) uint32_t sVal[kPairs ? Tuning::nv : 1];
     sortTileBody<Key, kPairs>(threadIdx.x, Tuning::nt, sRank, sVal, in, vin, out, vout, n, blockIdx.x, topStage, flip);
 }
-
 // Tiles: the distances 2048..1 of one stage larger than a tile, in place.
 template <class Key, bool kPairs>
 __global__ void __launch_bounds__(Tuning::nt, Tuning::mergeBlocksPerSM(kPairs))
@@ -682,15 +565,6 @@ __global__ void __launch_bounds__(Tuning::nt, Tuning::mergeBlocksPerSM(kPairs))
     __shared__ __align__(16) uint32_t sVal[kPairs ? Tuning::nv : 1];
     mergeTileBody<Key, kPairs>(threadIdx.x, Tuning::nt, sRank, sVal, keys, vals, n, blockIdx.x, stage, flip);
 }
-
-// Fused, registers only: up to 4 global distances per pass, 16 keys a thread.
-template <class Key, bool kPairs>
-__global__ void mergeAcrossTilesInRegisters(Key* keys, uint32_t* vals, size_t n, size_t slots,
-                                            int stage, int hiBit, int loBit, uint32_t flip) {
-    for (size_t slot = gridThread(); slot < slots; slot += gridThreads())
-        mergeSlotInRegisters<Key, kPairs>(keys, vals, n, slot, stage, hiBit, loBit, flip);
-}
-
 // Fused through shared memory: up to 7 global distances per pass.
 template <class Key, bool kPairs>
 __global__ void __launch_bounds__(Tuning::nt, Tuning::mergeBlocksPerSM(kPairs))
@@ -702,38 +576,25 @@ __global__ void __launch_bounds__(Tuning::nt, Tuning::mergeBlocksPerSM(kPairs))
 }
 
 // ---------------------------------------------------------------------- plans and launcher --
-// A row of the variant table is a list of launches (its plan). The same plan drives the launcher, the pass
-// count in the table, and the host run of the bodies in --selftest.
-
-enum class Step { Copy, SeedPass, AnyPass, SortTiles, MergeTiles, FusedRegisters, FusedShared };
-
-struct Launch {
-    Step step;
-    int stage;  // k = 2^stage
-    int hiBit;  // distances 2^hiBit .. 2^loBit
-    int loBit;
-};
-
+// A row's plan, its list of launches, drives the launcher, the table's pass count and --selftest's host run.
+enum class Step { Copy, SeedPass, AnyPass, SortTiles, MergeTiles, FusedShared };
+struct Launch { Step step; int stage, hiBit, loBit; };  // k = 2^stage; distances 2^hiBit .. 2^loBit
 // Smallest L with 2^L >= n: the stages are k = 2^1 .. 2^L.
 inline int ceilLog2(size_t n) {
     int L = 0;
     while (L < 63 && (size_t{1} << L) < n) ++L;
     return L;
 }
-
 // One launch per (k, j), after a copy in -> out.
 inline std::vector<Launch> passPerDistancePlan(size_t n, Step step) {
     std::vector<Launch> plan;
     if (n == 0) return plan;
     plan.push_back({Step::Copy, 0, 0, 0});
-    const int L = ceilLog2(n);
-    for (int s = 1; s <= L; ++s)
+    for (int s = 1; s <= ceilLog2(n); ++s)
         for (int b = s - 1; b >= 0; --b) plan.push_back({step, s, b, b});
     return plan;
 }
-
-// Tiles first; then per stage past the tile the global distances, `fuse` of them per launch (step), and one
-// tile launch for distances 2048..1.
+// Tiles first; then per stage past the tile its global distances, `fuse` per launch, and a tile launch for 2048..1.
 inline std::vector<Launch> tiledPlan(size_t n, Step globalStep, int fuse) {
     std::vector<Launch> plan;
     if (n == 0) return plan;
@@ -749,35 +610,30 @@ inline std::vector<Launch> tiledPlan(size_t n, Step globalStep, int fuse) {
     }
     return plan;
 }
-
-// How many units a launch has: threads of the one-pass kernels and slots of the fused register kernel
-// (grid-stride loops), blocks of the tile kernels. The launcher sizes its grid from it; --selftest runs the
-// same body once per unit on the host.
+// A launch's units (threads or blocks): the launcher sizes its grid from it, --selftest runs each unit's body.
 inline size_t unitsOf(const Launch& x, size_t n) {
-    const size_t padded = size_t{1} << ceilLog2(n);  // the network's power of two
     switch (x.step) {
         case Step::SeedPass: case Step::AnyPass: return n;
         case Step::SortTiles: case Step::MergeTiles: return ceilDiv(n, size_t{Tuning::nv});
-        case Step::FusedRegisters: return padded / Tuning::vt;
-        case Step::FusedShared: return padded / Tuning::nv;
+        case Step::FusedShared: return (size_t{1} << ceilLog2(n)) / Tuning::nv;
         default: return 0;  // Copy
     }
 }
 
 // Sorts in[0, n) into out (values vin -> vout in key-value mode); only enqueues work, so it can be timed.
 template <class Key, bool kPairs>
-void runPlan(const std::vector<Launch>& plan, const Key* in, const uint32_t* vin, Key* out, uint32_t* vout,
-             size_t n, uint32_t flip) {
+void runPlan(const std::vector<Launch>& plan, const Key* in, const uint32_t* vin, Key* out, uint32_t* vout, size_t n,
+             uint32_t flip) {
     for (const Launch& x : plan) {
-        const size_t k = size_t{1} << x.stage, j = size_t{1} << x.hiBit, units = unitsOf(x, n);
-        const unsigned tiles = gridFor(units, 1, "a tile kernel");
+        const size_t k = size_t{1} << x.stage, j = size_t{1} << x.hiBit;
+        const unsigned tiles = gridFor(unitsOf(x, n), 1, "a tile kernel");
         switch (x.step) {
             case Step::Copy: CUDA_CHECK(cudaMemcpyAsync(out, in, n * sizeof(Key), cudaMemcpyDeviceToDevice));
                 if constexpr (kPairs) CUDA_CHECK(cudaMemcpyAsync(vout, vin, n * sizeof(uint32_t), cudaMemcpyDeviceToDevice));
                 break;
             case Step::SeedPass: launchSeedPass<Key, kPairs>(out, vout, n, k, j, flip); break;
-            case Step::AnyPass: anySortPass<Key, kPairs><<<strideGrid(units, SeedGeometry::threads, "anySortPass"),
-                SeedGeometry::threads>>>(out, vout, n, k, j, flip);
+            case Step::AnyPass: anySortPass<Key, kPairs><<<strideGrid(n, SeedGeometry::threads, "anySortPass"), SeedGeometry::threads>>>(
+                                    out, vout, n, k, j, flip);
                 CUDA_CHECK_LAUNCH("anySortPass");
                 break;
             case Step::SortTiles: sortTiles<Key, kPairs><<<tiles, Tuning::nt>>>(in, vin, out, vout, n, x.stage, flip);
@@ -786,53 +642,42 @@ void runPlan(const std::vector<Launch>& plan, const Key* in, const uint32_t* vin
             case Step::MergeTiles: mergeTiles<Key, kPairs><<<tiles, Tuning::nt>>>(out, vout, n, x.stage, flip);
                 CUDA_CHECK_LAUNCH("mergeTiles");
                 break;
-            case Step::FusedRegisters: mergeAcrossTilesInRegisters<Key, kPairs><<<strideGrid(units, Tuning::nt,
-                "mergeAcrossTilesInRegisters"), Tuning::nt>>>(out, vout, n, units, x.stage, x.hiBit, x.loBit, flip);
-                CUDA_CHECK_LAUNCH("mergeAcrossTilesInRegisters");
-                break;
-            case Step::FusedShared:
-                mergeAcrossTilesShared<Key, kPairs><<<tiles, Tuning::nt>>>(out, vout, n, x.stage, x.hiBit, x.loBit, flip);
+            case Step::FusedShared: mergeAcrossTilesShared<Key, kPairs><<<tiles, Tuning::nt>>>(out, vout, n, x.stage, x.hiBit, x.loBit, flip);
                 CUDA_CHECK_LAUNCH("mergeAcrossTilesShared");
                 break;
         }
     }
 }
 
-// --selftest's stand-in for a launch: the same plan, each unit's body in turn on the host
-// (no loop of a kernel written again), sorting keys and vals in place.
+// --selftest's stand-in: the same plan, each unit's body in turn on the host, sorting keys and vals in place.
 template <class Key, bool kPairs>
 void runPlanOnHost(const std::vector<Launch>& plan, std::vector<Key>& keys, std::vector<uint32_t>& vals, uint32_t flip) {
-    const size_t n = keys.size();
     std::vector<uint32_t> sRank(Tuning::nv), sVal(Tuning::nv);  // one block's shared memory
+    const size_t n = keys.size();
     Key* k0 = keys.data();
-    uint32_t* v0 = kPairs ? vals.data() : nullptr;
+    uint32_t *v0 = kPairs ? vals.data() : nullptr, *sr = sRank.data(), *sv = sVal.data();
     for (const Launch& x : plan) {
         const size_t k = size_t{1} << x.stage, j = size_t{1} << x.hiBit;
         for (size_t u = 0; u < unitsOf(x, n); ++u) switch (x.step) {
             case Step::Copy: break;
             case Step::SeedPass: seedPassAt<Key, kPairs>(k0, v0, u, n, k, j, flip); break;
             case Step::AnyPass: anyPassAt<Key, kPairs>(k0, v0, u, n, k, j, flip); break;
-            case Step::SortTiles:
-                sortTileBody<Key, kPairs>(0, 1, sRank.data(), sVal.data(), k0, v0, k0, v0, n, u, x.stage, flip);
-                break;
-            case Step::MergeTiles:
-                mergeTileBody<Key, kPairs>(0, 1, sRank.data(), sVal.data(), k0, v0, n, u, x.stage, flip);
-                break;
-            case Step::FusedRegisters: mergeSlotInRegisters<Key, kPairs>(k0, v0, n, u, x.stage, x.hiBit, x.loBit, flip); break;
+            case Step::SortTiles: sortTileBody<Key, kPairs>(0, 1, sr, sv, k0, v0, k0, v0, n, u, x.stage, flip); break;
+            case Step::MergeTiles: mergeTileBody<Key, kPairs>(0, 1, sr, sv, k0, v0, n, u, x.stage, flip); break;
             case Step::FusedShared:
-                mergeAcrossTileBody<Key, kPairs>(0, 1, sRank.data(), sVal.data(), k0, v0, n, u, x.stage, x.hiBit, x.loBit, flip);
+                mergeAcrossTileBody<Key, kPairs>(0, 1, sr, sv, k0, v0, n, u, x.stage, x.hiBit, x.loBit, flip);
                 break;
         }
     }
 }
 
 // ===================================================================== The variant table ==
-// One list, simplest first: name (--only matches its beginning), knob cells, plan. It drives --only, --verify,
-// the gate before timing and the printed table.
+// One list, simplest first: name (--only matches its start), knob cells, plan; --only, --verify, gate and table.
 struct Version {
     const char *name, *direction, *globalPerPass;  // knobs: the direction rule; distances >= 4096 per pass
     std::vector<Launch> (*plan)(size_t n);
     bool powerOfTwoOnly;
+    bool accepts(size_t n) const { return !powerOfTwoOnly || (n & (n - 1)) == 0; }
 };
 inline const std::vector<Version>& versions() {
     using S = Step;
@@ -840,142 +685,128 @@ inline const std::vector<Version>& versions() {
         {"seed 12.3: 1 launch per (k,j)", "(i&k)==0", "1 (all j)", [](size_t n) { return passPerDistancePlan(n, S::SeedPass); }, true},
         {"any-n: 1 launch per (k,j)", "((i^(n-1))&k)==0", "1 (all j)", [](size_t n) { return passPerDistancePlan(n, S::AnyPass); }, false},
         {"tiles: j < 4096 in shared", "((i^(n-1))&k)==0", "1", [](size_t n) { return tiledPlan(n, S::AnyPass, 1); }, false},
-        {"fused-registers: 4 j/pass", "((i^(n-1))&k)==0", "4", [](size_t n) { return tiledPlan(n, S::FusedRegisters, 4); }, false},
         {"fused-shared: 7 j/pass", "((i^(n-1))&k)==0", "7", [](size_t n) { return tiledPlan(n, S::FusedShared, 7); }, false}};
-    static_assert(Tuning::groupBits == 4 && Tuning::rowBits == 7, "the knob cells above name these");
+    static_assert(Tuning::rowBits == 7, "the knob cell above names it");
     return table;
 }
-inline bool versionAccepts(const Version& v, size_t n) { return !v.powerOfTwoOnly || (n & (n - 1)) == 0; }
 
-// What a row sorts: common's buffers (keys; with --pairs the original index as value) and the order.
+// A row sorts common's buffers (keys; with --pairs the original index as value).
 template <class Key>
-struct SortProblem {
-    SortBuffers<Key> d;
-    uint32_t flip;
-    void poison() { d.poison(); }
-};
+using Row = Variant<SortBuffers<Key>>;
+// The rows that take n and that --only wants, sorting in the given direction. Every launch, the copy too, reads and
+// writes n keys: one pass.
 template <class Key>
-using Row = Variant<SortProblem<Key>>;
-
-// The rows that take n and that --only wants. Every launch, the copy too, reads and writes n keys: one pass.
-template <class Key>
-std::vector<Row<Key>> variantRows(size_t n, const Run& run) {
+std::vector<Row<Key>> variantRows(size_t n, bool descending, const Run& run) {
     std::vector<Row<Key>> rows;
     for (const Version& v : versions()) {
-        if (!versionAccepts(v, n) || !run.wants(v.name)) continue;
+        if (!v.accepts(n) || !run.wants(v.name)) continue;
         const std::vector<Launch> plan = v.plan(n);
-        rows.push_back({v.name, {v.direction, v.globalPerPass, std::to_string(plan.size())}, [plan](SortProblem<Key>& p) {
-                            SortBuffers<Key>& d = p.d;
-                            if (d.pairs) runPlan<Key, true>(plan, d.in.get(), d.vin.get(), d.out.get(), d.vout.get(), d.n, p.flip);
-                            else runPlan<Key, false>(plan, d.in.get(), nullptr, d.out.get(), nullptr, d.n, p.flip);
+        const uint32_t flip = descending ? ~0u : 0u;
+        rows.push_back({v.name, {v.direction, v.globalPerPass, std::to_string(plan.size())}, [plan, flip](SortBuffers<Key>& d) {
+                            auto sortPlan = d.pairs ? runPlan<Key, true> : runPlan<Key, false>;  // without --pairs vin, vout are null
+                            sortPlan(plan, d.in.get(), d.vin.get(), d.out.get(), d.vout.get(), d.n, flip);
                         }, static_cast<double>(plan.size())});
     }
     return rows;
 }
 
 // ==================================================================== Checks and the run ==
-
+// The seed's 12.1 input, and its answers after each of 12.2's passes (the first is 12.1's split).
+const std::vector<int32_t> kSeedBitonic = {2, 4, 6, 8, 9, 7, 5, 3};
+const std::vector<std::vector<int32_t>> kSeedPasses = {{2, 4, 5, 3, 9, 7, 6, 8}, {2, 3, 5, 4, 6, 7, 9, 8}, {2, 3, 4, 5, 6, 7, 8, 9}};
+// "uint32 few-distinct n=1000 descending pairs", for messages and table titles.
+template <class Key>
+std::string caseLabel(const std::string& shape, size_t n, bool descending, bool pairs = false) {
+    return keyName<Key>() + shape + " n=" + std::to_string(n) + (descending ? " descending" : "") + (pairs ? " pairs" : "");
+}
+template <class Key>
+bool sameKeys(const std::string& what, const std::vector<Key>& got, const std::vector<Key>& want) {
+    return compareExact(what.c_str(), got.data(), want.data(), want.size());
+}
+// Part A's checks launch one kernel at a time: upload keys to d, launch(d's keys), return what the launch left.
+template <class Key, class Launcher>
+std::vector<Key> launchedOn(DeviceBuffer<Key>& d, const std::vector<Key>& keys, Launcher launch) {
+    std::vector<Key> got(keys.size());
+    d.upload(keys.data(), keys.size());
+    launch(d.get());
+    d.download(got.data(), got.size());
+    return got;
+}
 // The gate: every row on a poisoned output, launched, synchronized, compared exactly.
 template <class Key>
-bool gate(const std::vector<Row<Key>>& rows, SortProblem<Key>& p, const std::vector<Key>& input,
-          const SortReference<Key>& want, const std::string& label, SortCheck rule) {
-    return checkRows(rows, p, [&](const std::string& what) { return sortMatches(what, p.d, input, want, rule); }, label);
+bool gate(const std::vector<Row<Key>>& rows, SortBuffers<Key>& d, const std::vector<Key>& input,
+          const SortReference<Key>& want, const std::string& label, SortCheck rule = SortCheck::Permutation) {
+    return checkRows(rows, d, [&](const std::string& what) { return sortMatches(what, d, input, want, rule); }, label);
 }
 
 // The seed's worked examples from real launches (int32 keys, ascending), checked against the seed's answers.
 inline bool seedExamples() {
-    const std::vector<int32_t> bitonic = {2, 4, 6, 8, 9, 7, 5, 3};
     DeviceBuffer<int32_t> d(16);
-    std::vector<int32_t> got(8);
-    bool ok = true;
-    auto text = [](const std::vector<int32_t>& keys) {
+    auto text = [](const std::vector<int32_t>& keys) {  // " 2 4 6 8"
         std::string s;
         for (int32_t k : keys) s += " " + std::to_string(k);
         return s;
     };
-    auto check = [&](const std::string& what, const std::vector<int32_t>& want) {
-        ok = compareExact(what.c_str(), got.data(), want.data(), want.size()) && ok;
-    };
-    d.upload(bitonic.data(), 8);
-    launchSplitOnce(d.get(), 4, 0);
-    d.download(got.data(), 8);
-    std::printf("12.1 splitOnce, distance 4, 4 threads:%s ->%s\n", text(bitonic).c_str(), text(got).c_str());
-    check("12.1 split, the seed's example", {2, 4, 5, 3, 9, 7, 6, 8});
-    const std::vector<std::vector<int32_t>> passes = {{2, 4, 5, 3, 9, 7, 6, 8}, {2, 3, 5, 4, 6, 7, 9, 8}, {2, 3, 4, 5, 6, 7, 8, 9}};
-    std::printf("12.2 mergeInOneBlock, 8 threads, input:%s\n", text(bitonic).c_str());
+    std::vector<int32_t> got = launchedOn(d, kSeedBitonic, [](int32_t* keys) { launchSplitOnce(keys, 4, 0); });
+    std::printf("12.1 splitOnce, distance 4, 4 threads:%s ->%s\n", text(kSeedBitonic).c_str(), text(got).c_str());
+    bool ok = sameKeys("12.1 split, the seed's example", got, kSeedPasses[0]);
+    std::printf("12.2 mergeInOneBlock, 8 threads, input:%s\n", text(kSeedBitonic).c_str());
     for (unsigned pass = 1, lastDist = 4; pass <= 3; ++pass, lastDist /= 2) {  // a launch that stops after `pass` passes
-        d.upload(bitonic.data(), 8);
-        launchMergeInOneBlock(d.get(), 8, lastDist, 0);
-        d.download(got.data(), 8);
+        got = launchedOn(d, kSeedBitonic, [&](int32_t* keys) { launchMergeInOneBlock(keys, 8, lastDist, 0); });
         std::printf("     launched to pass %u (dist=%u):%s\n", pass, lastDist, text(got).c_str());
-        check("12.2 merge in one block, the seed's example after pass " + std::to_string(pass), passes[pass - 1]);
+        ok = sameKeys("12.2 merge in one block, the seed's example after pass " + std::to_string(pass), got, kSeedPasses[pass - 1]) && ok;
     }
-    std::vector<int32_t> a(16), sorted(16);
-    for (int i = 0; i < 16; ++i) a[i] = (i * 13 + 5) % 16;
-    std::iota(sorted.begin(), sorted.end(), 0);
-    std::printf("12.3 seedSortPass, n = 16, a[i] = (i*13+5) %% 16:%s\n", text(a).c_str());
-    d.upload(a.data(), 16);
+    std::vector<int32_t> sorted(16);
     got.resize(16);
+    for (int i = 0; i < 16; ++i) got[i] = (i * 13 + 5) % 16, sorted[i] = i;
+    std::printf("12.3 seedSortPass, n = 16, a[i] = (i*13+5) %% 16:%s\n", text(got).c_str());
     int launches = 0;
     for (size_t k = 2; k <= 16; k *= 2)
-        for (size_t j = k / 2; j > 0; j /= 2) {
-            launchSeedPass<int32_t, false>(d.get(), nullptr, 16, k, j, 0);
-            d.download(got.data(), 16);
+        for (size_t j = k / 2; j > 0; j /= 2) {  // each launch starts from what the one before left
+            got = launchedOn(d, got, [&](int32_t* keys) { launchSeedPass<int32_t, false>(keys, nullptr, 16, k, j, 0); });
             std::printf("     launch %2d (k=%2zu, j=%zu):%s\n", ++launches, k, j, text(got).c_str());
         }
-    check("12.3 seed sort, 1 launch per (k,j), the seed's 16 keys", sorted);
-    return ok && launches == 10;
+    return sameKeys("12.3 seed sort, 1 launch per (k,j), the seed's 16 keys", got, sorted) && ok && launches == 10;
 }
 
-// 12.1 and 12.2 past the seed's example, on the GPU: a split of bitonic inputs (the seed's, organ pipes up to
-// 2^21 keys: halves bitonic, every left key before every right one), a whole merge in one block (up to 1024).
+// 12.1 and 12.2 past the seed's example: the split of bitonic inputs up to 2^21 keys, the merge up to 1024.
 template <class Key>
 bool checkSeedSteps(bool descending) {
     const uint32_t flip = descending ? ~0u : 0u;
-    bool ok = true;
     std::vector<std::vector<Key>> inputs = {{}};
-    for (int v : {2, 4, 6, 8, 9, 7, 5, 3}) inputs[0].push_back(keyFromInt<Key>(v));
+    for (int v : kSeedBitonic) inputs[0].push_back(keyFromInt<Key>(v));
     for (size_t cnt = 2; cnt <= size_t{1} << 21; cnt *= 2)
         if (cnt <= SeedGeometry::oneBlock || cnt == size_t{1} << 21) inputs.push_back(makeSortInput<Key>(SortShape::OrganPipe, cnt, cnt));
+    bool ok = true;
     for (const auto& input : inputs) {
         const size_t cnt = input.size(), dist = cnt / 2;
-        const std::string size = std::string(keyName<Key>()) + " n=" + std::to_string(cnt) + (descending ? " descending" : "");
-        DeviceBuffer<Key> keys(cnt);
-        std::vector<Key> want = input, got(cnt);
+        const std::string size = " (" + caseLabel<Key>("", cnt, descending) + ")";
+        DeviceBuffer<Key> d(cnt);
+        std::vector<Key> want = input;
         for (size_t i = 0; i < dist; ++i) compareExchangeAt<Key, false>(want.data(), nullptr, i, i + dist, true, flip);
-        keys.upload(input.data(), cnt);
-        launchSplitOnce(keys.get(), dist, flip);
-        keys.download(got.data(), cnt);
+        const std::vector<Key> got = launchedOn(d, input, [&](Key* keys) { launchSplitOnce(keys, dist, flip); });
         uint32_t leftMax = 0, rightMin = kVirtualRank;
         for (size_t i = 0; i < dist; ++i) leftMax = std::max(leftMax, rankOf(got[i], flip));
         for (size_t r = dist; r < cnt; ++r) rightMin = std::min(rightMin, rankOf(got[r], flip));
-        const std::string what1 = "12.1 split (" + size + ")";
-        const bool splitOk = compareExact(what1.c_str(), got.data(), want.data(), cnt) && isBitonic(got.data(), dist) &&
+        const bool splitOk = sameKeys("12.1 split" + size, got, want) && isBitonic(got.data(), dist) &&
                              isBitonic(got.data() + dist, dist) && leftMax <= rightMin;
-        if (!splitOk) std::printf("%s: FAILED (halves not bitonic or not ordered)\n", what1.c_str());
+        if (!splitOk) std::printf("12.1 split%s: FAILED (halves not bitonic or not ordered)\n", size.c_str());
         ok = ok && splitOk;
         if (cnt > SeedGeometry::oneBlock) continue;
-        keys.upload(input.data(), cnt);
-        launchMergeInOneBlock(keys.get(), static_cast<unsigned>(cnt), 1, flip);
-        keys.download(got.data(), cnt);
-        const std::string what2 = "12.2 merge in one block (" + size + ")";
-        ok = compareExact(what2.c_str(), got.data(), referenceSort(input, descending).keys.data(), cnt) && ok;
+        const auto merged = launchedOn(d, input, [&](Key* keys) { launchMergeInOneBlock(keys, static_cast<unsigned>(cnt), 1, flip); });
+        ok = sameKeys("12.2 merge in one block" + size, merged, referenceSort(input, descending).keys) && ok;
     }
     return ok;
 }
 
-struct Options {
-    size_t n = 0;
-    std::string key;
-    bool descending = false, pairs = false, nGiven = false;
-};
-
+struct Options { size_t n = 0; std::string key; bool descending = false, pairs = false, nGiven = false; };  // main reads them
+// --verify for one key type: the seed steps, every row on the adversarial set and sizes around the tile.
 template <class Key>
 bool verifyKeyType(const Options& o, const Run& run) {
     bool ok = checkSeedSteps<Key>(false);
     ok = checkSeedSteps<Key>(true) && ok;
     std::vector<SortCase> cases = adversarialSortCases();
-    const size_t nv = Tuning::nv;  // sizes around the tile
+    const size_t nv = Tuning::nv;
     for (size_t n : {size_t{4}, size_t{16}, nv - 1, nv, nv + 1, 2 * nv - 1, size_t{8193}, size_t{1} << 16, size_t{(1u << 21) + 1}})
         cases.push_back({SortShape::Uniform, n});
     for (size_t n : {size_t{4096}, size_t{8192}, size_t{1} << 20}) cases.push_back({SortShape::SignedZeros, n});
@@ -983,14 +814,13 @@ bool verifyKeyType(const Options& o, const Run& run) {
     size_t runs = 0;
     for (const SortCase& c : cases) {
         const std::vector<Key> input = makeSortInput<Key>(c.shape, c.n, 7 + c.n);
-        const auto rows = variantRows<Key>(c.n, run);
         for (int d = 0; d < 2; ++d) {
             if (o.nGiven && (d == 1) != o.descending) continue;
             const SortReference<Key> want = referenceSort(input, d == 1);
+            const auto rows = variantRows<Key>(c.n, d == 1, run);
             for (int pairs = 0; pairs < 2; ++pairs, runs += rows.size()) {
-                SortProblem<Key> p{uploadSort(input, pairs == 1), d == 1 ? ~0u : 0u};
-                const std::string label = std::string(keyName<Key>()) + " " + sortShapeName(c.shape) + " n=" + std::to_string(c.n) + (d ? " descending" : "") + (pairs ? " pairs" : "");
-                ok = gate(rows, p, input, want, label, SortCheck::Permutation) && ok;
+                SortBuffers<Key> buffers = uploadSort(input, pairs == 1);
+                ok = gate(rows, buffers, input, want, caseLabel<Key>(std::string(" ") + sortShapeName(c.shape), c.n, d, pairs)) && ok;
             }
         }
     }
@@ -998,7 +828,6 @@ bool verifyKeyType(const Options& o, const Run& run) {
                 !o.nGiven ? "both directions" : o.descending ? "descending" : "ascending", ok ? "all exact" : "FAILED");
     return ok;
 }
-
 inline int runVerify(const Options& o, const Run& run) {
     bool ok = true;
     if (!o.nGiven || o.key == "uint32") ok = verifyKeyType<uint32_t>(o, run) && ok;
@@ -1008,8 +837,7 @@ inline int runVerify(const Options& o, const Run& run) {
     return ok ? kExitPass : kExitCheckFailed;
 }
 
-// The lesson: the seed's examples, the seed steps' checks, every row and both CUB sorts checked on a poisoned
-// output, then (only if all passed) the table.
+// The lesson: the seed's examples and checks, every row and both CUB sorts checked, then (if all passed) the table.
 template <class Key>
 int runLesson(const Options& o, const Run& run) {
     const size_t n = o.n;
@@ -1017,92 +845,75 @@ int runLesson(const Options& o, const Run& run) {
                         "the sort's buffers and CUB's scratch");
     CsvFile csv;
     csv.open(run.csvPath, "bitonic_sort");
-    bool ok = seedExamples();
-    const bool stepsOk = checkSeedSteps<Key>(o.descending);
+    const bool seedOk = seedExamples(), stepsOk = checkSeedSteps<Key>(o.descending);
     std::printf("12.1 split and 12.2 single-block merge on bitonic inputs up to 1024 keys: %s\n", stepsOk ? "exact" : "FAILED");
-    ok = ok && stepsOk;
     const std::vector<Key> input = makeSortInput<Key>(SortShape::Uniform, n, 12);  // never NaN (common/inputs.hpp)
     const SortReference<Key> want = referenceSort(input, o.descending);
-    SortProblem<Key> p{uploadSort(input, o.pairs), o.descending ? ~0u : 0u};
-    const std::string label = std::string(keyName<Key>()) + " n=" + std::to_string(n) + (o.descending ? " descending" : "") + (o.pairs ? " pairs" : "");
+    SortBuffers<Key> d = uploadSort(input, o.pairs);
+    const std::string label = caseLabel<Key>("", n, o.descending, o.pairs);
     for (const Version& v : versions())
-        if (!versionAccepts(v, n) && run.wants(v.name)) std::printf("%s: skipped, n = %zu is not a power of two\n", v.name, n);
-    const auto rows = variantRows<Key>(n, run);
+        if (!v.accepts(n) && run.wants(v.name)) std::printf("%s: skipped, n = %zu is not a power of two\n", v.name, n);
+    const auto rows = variantRows<Key>(n, o.descending, run);
     using Lib = LibrarySort<Key>;
-    Lib merge(Lib::Kind::Merge, p.d, o.descending), radix(Lib::Kind::Radix, p.d, o.descending);
-    const Row<Key> mergeRow{merge.name(), {}, [&](SortProblem<Key>&) { merge(); }, 0};
-    const Row<Key> radixRow{radix.name(), {}, [&](SortProblem<Key>&) { radix(); }, 0};
-    ok = gate(rows, p, input, want, label, SortCheck::Permutation) && ok;
-    ok = gate({mergeRow}, p, input, want, label, merge.rule()) && gate({radixRow}, p, input, want, label, radix.rule()) && ok;
+    Lib merge(Lib::Kind::Merge, d, o.descending), radix(Lib::Kind::Radix, d, o.descending);
+    const Row<Key> mergeRow{merge.name(), {}, [&](SortBuffers<Key>&) { merge(); }, 0};
+    const Row<Key> radixRow{radix.name(), {}, [&](SortBuffers<Key>&) { radix(); }, 0};
+    bool ok = gate(rows, d, input, want, label) && seedOk && stepsOk;
+    ok = gate({mergeRow}, d, input, want, label, merge.rule()) && gate({radixRow}, d, input, want, label, radix.rule()) && ok;
     if (!ok) return std::printf("a check failed: nothing is timed\n"), kExitCheckFailed;
     std::printf("checked on poisoned outputs, %s: %zu rows exact (values a permutation), %s exact (stable), %s exact "
                 "(+-0 may swap)\n", label.c_str(), rows.size(), merge.name().c_str(), radix.name().c_str());
     std::printf("passes over memory: a copy + one per (k, j) = 1 + sum of log2(k) = %zu\n", passPerDistancePlan(n, Step::AnyPass).size());
     if (!run.timing || n == 0 || rows.empty()) return std::printf("\n%s: checks only\n", run.timing ? "nothing to time" : "--no-timing"), kExitPass;
-    TimedTable<SortProblem<Key>> spec{"bitonic sort, " + label, {{"direction", 16}, {"global j/pass", 13}, {"passes", 6}},
-                                      p.d.bytesPerPass(), static_cast<double>(n), [&] { p.d.copy(); }, mergeRow};
+    TimedTable<SortBuffers<Key>> spec{"bitonic sort, " + label, {{"direction", 16}, {"global j/pass", 13}, {"passes", 6}},
+                                      d.bytesPerPass(), static_cast<double>(n), [&] { d.copy(); }, mergeRow};
     spec.others = {radixRow};
-    timeRows(spec, rows, p, run, &csv);
+    timeRows(spec, rows, d, run, &csv);
     return kExitPass;
 }
 
 // ============================================================================== Selftest ==
-// Host only (no CUDA call): the __host__ __device__ bodies the kernels run, one thread (or block) at a time
-// through runPlanOnHost, against independent answers. (The key order is common's, tested there.)
-
-// The (stage, distance bit) sequence a plan performs, in order; a tile sort runs every stage up to its own.
+// Host only: the kernels' own __host__ __device__ bodies against independent answers (the key order is common's).
+// The (stage, distance bit) sequence a plan performs, in order.
 inline std::vector<std::pair<int, int>> distancesOf(const std::vector<Launch>& plan) {
     std::vector<std::pair<int, int>> out;
     for (const Launch& x : plan) {
-        const bool tile = x.step == Step::SortTiles;
-        if (x.step != Step::Copy)
-            for (int s = tile ? 1 : x.stage; s <= x.stage; ++s)
-                for (int b = tile ? s - 1 : x.hiBit; b >= (tile ? 0 : x.loBit); --b) out.push_back({s, b});
+        const bool tile = x.step == Step::SortTiles;  // a tile sort runs every stage up to its own
+        for (int s = tile ? 1 : x.stage; x.step != Step::Copy && s <= x.stage; ++s)
+            for (int b = tile ? s - 1 : x.hiBit; b >= (tile ? 0 : x.loBit); --b) out.push_back({s, b});
     }
     return out;
 }
-
-// Runs a row's plan on the host; keys against std::stable_sort, values as a permutation.
+// Runs a row's plan on the host, key-value: keys against std::stable_sort, values as a permutation.
 template <class Key>
 bool selftestPlan(const Version& v, size_t n, bool descending, SortShape shape) {
-    std::vector<Key> keys = makeSortInput<Key>(shape, n, 1000 + n);
-    const std::vector<Key> input = keys;
+    const std::vector<Key> input = makeSortInput<Key>(shape, n, 1000 + n);
+    std::vector<Key> keys = input;
     std::vector<uint32_t> vals(n);
     std::iota(vals.begin(), vals.end(), 0u);
     runPlanOnHost<Key, true>(v.plan(n), keys, vals, descending ? ~0u : 0u);
     const std::vector<size_t> sources(vals.begin(), vals.end());
     const std::string what = std::string("host run of '") + v.name + "', n = " + std::to_string(n) + (descending ? ", descending" : "");
-    const bool ok = compareExact(what.c_str(), keys.data(), referenceSort(input, descending).keys.data(), n) &&
+    const bool ok = sameKeys(what, keys, referenceSort(input, descending).keys) &&
                     checkPermutation(what.c_str(), keys.data(), sources.data(), input.data(), n);
     expect(ok, what + ": the network does not sort");
     return ok;
 }
 
-// Every position of [0, size) is hit exactly once by visit(hit).
-template <class Visit>
-bool coversOnce(size_t size, Visit visit) {
-    std::vector<int> seen(size, 0);
-    visit([&](size_t p) { ++seen[p]; });
-    return std::all_of(seen.begin(), seen.end(), [](int c) { return c == 1; });
-}
-
 int runSelftest() {
-    // 12.1 on the seed's example: the split at distance 4 gives 2 4 5 3 | 9 7 6 8.
-    std::vector<int32_t> a = {2, 4, 6, 8, 9, 7, 5, 3};
+    // 12.1 on the seed's example: the split at distance 4, both halves still bitonic.
+    std::vector<int32_t> a = kSeedBitonic;
     const std::vector<int32_t> valley = {8, 6, 4, 2, 3, 5, 7, 9}, notBitonic = {1, 3, 1, 2};
     expect(isBitonic(a.data(), 8) && isBitonic(valley.data(), 8) && !isBitonic(notBitonic.data(), 4),
            "12.1: the seed's input and a valley are bitonic, 1 3 1 2 is not");
     for (size_t i = 0; i < 4; ++i) compareExchangeAt<int32_t, false>(a.data(), nullptr, i, i + 4, true, 0);
-    expect(a == std::vector<int32_t>({2, 4, 5, 3, 9, 7, 6, 8}), "12.1: split of the seed's example");
-    expect(isBitonic(a.data(), 4) && isBitonic(a.data() + 4, 4), "12.1: both halves stay bitonic");
-
-    // 12.2: the seed's three passes, then every 0-1 bitonic input (0^x 1^(y-x) 0^(cnt-y) and its complement) up
-    // to 256 keys: a merger that sorts those sorts every bitonic input.
-    const std::vector<std::vector<int32_t>> passes = {{2, 4, 5, 3, 9, 7, 6, 8}, {2, 3, 5, 4, 6, 7, 9, 8}, {2, 3, 4, 5, 6, 7, 8, 9}};
+    expect(a == kSeedPasses[0] && isBitonic(a.data(), 4) && isBitonic(a.data() + 4, 4), "12.1: split of the seed's example");
+    // 12.2: the seed's three passes, then every 0-1 bitonic input up to 256 keys: a merger that sorts those sorts every
+    // bitonic input. (12.3's example is one of the 0-1 principle's cases below, its 10 launches a pass count.)
     for (unsigned pass = 1, lastDist = 4; pass <= 3; ++pass, lastDist /= 2) {
-        a = {2, 4, 6, 8, 9, 7, 5, 3};
+        a = kSeedBitonic;
         mergeInOneBlockBody(0, 1, a.data(), 8, lastDist, 0);
-        expect(a == passes[pass - 1], "12.2: merge in one block leaves the seed's example wrong after pass " + std::to_string(pass));
+        expect(a == kSeedPasses[pass - 1], "12.2: merge in one block leaves the seed's example wrong after pass " + std::to_string(pass));
     }
     bool failed = false;
     for (unsigned cnt = 2; cnt <= 256 && !failed; cnt *= 2)
@@ -1115,51 +926,19 @@ int runSelftest() {
                     failed = !std::is_sorted(k.begin(), k.end());
                 }
     expect(!failed, "12.2: merge in one block leaves a 0-1 bitonic input unsorted");
-
-    // 12.3 on the seed's example: a[i] = (i*13+5) % 16 sorts in 10 passes.
-    a.resize(16);
-    for (int i = 0; i < 16; ++i) a[i] = (i * 13 + 5) % 16;
-    std::vector<uint32_t> vals(16);
-    runPlanOnHost<int32_t, false>(versions()[0].plan(16), a, vals, 0);
-    expect(std::is_sorted(a.begin(), a.end()) && a.front() == 0 && a.back() == 15, "12.3: the seed's 16-key example");
-    expect(distancesOf(versions()[0].plan(16)).size() == 10, "12.3: 16 keys take 1+2+3+4 = 10 passes");
-
-    // Index maps: the swizzle and every register window are bijections of the tile; a 16-byte chunk stays in
-    // one swizzled group of 4, its words where xorPermute puts them; the fused passes' blocks and slots cover a
-    // 2^15 network once.
-    expect(coversOnce(Tuning::nv, [](auto hit) { for (unsigned L = 0; L < Tuning::nv; ++L) hit(swizzle(L)); }),
-           "swizzle is a permutation of the tile");
+    // The swizzle. (The window and strided-tile maps are proven by the plan runs below: a map that missed or repeated
+    // an element would lose a key, which the permutation check reports.)
+    std::vector<int> seen(Tuning::nv, 0);
     bool chunksOk = true;
     for (unsigned L = 0; L < Tuning::nv; L += Tuning::chunk) {
         const unsigned p = swizzle(L);
-        uint32_t words[Tuning::chunk];
         const uint4 moved = xorPermute(make_uint4(0, 1, 2, 3), p & 3u);
-        memcpy(words, &moved, sizeof moved);
+        const uint32_t words[Tuning::chunk] = {moved.x, moved.y, moved.z, moved.w};
         for (unsigned i = 0, at; i < Tuning::chunk; ++i)
-            chunksOk = chunksOk && (at = swizzle(L + i) - (p & ~3u)) < Tuning::chunk && words[at] == i;
+            chunksOk = chunksOk && ++seen[swizzle(L + i)] == 1 && (at = swizzle(L + i) - (p & ~3u)) < Tuning::chunk && words[at] == i;
     }
-    expect(chunksOk, "a 16-byte chunk stays in one swizzled group of 4, permuted by xorPermute");
-    for (int lo = 0; lo + Tuning::groupBits <= Tuning::tileBits; ++lo) {
-        bool same = true;
-        expect(coversOnce(Tuning::nv, [&](auto hit) {
-                   for (unsigned t = 0; t < Tuning::nt; ++t)
-                       for (unsigned q = 0; q < Tuning::vt; ++q) hit(tileIndex(t, q, lo)), same = same && tileIndex(t, q, lo) == groupIndex(t, q, lo);
-               }) && same, "register window at bit " + std::to_string(lo) + " covers the tile once");
-    }
-    const size_t N = size_t{1} << 15;
-    for (int lo = Tuning::columnBits; lo + Tuning::rowBits <= 15; ++lo)
-        expect(coversOnce(N, [&](auto hit) {
-                   for (size_t block = 0; block < N / Tuning::nv; ++block)
-                       for (unsigned L = 0; L < Tuning::nv; ++L) hit(StridedTile{stridedTileStart(block, lo), lo}(L));
-               }), "fused shared blocks with rows at bit " + std::to_string(lo) + " cover the array once");
-    for (int lo = Tuning::tileBits - Tuning::groupBits + 1; lo + Tuning::groupBits <= 15; ++lo)
-        expect(coversOnce(N, [&](auto hit) {
-                   for (size_t slot = 0; slot < N / Tuning::vt; ++slot)
-                       for (unsigned q = 0; q < Tuning::vt; ++q) hit(groupIndex(slot, q, lo));
-               }), "fused register slots at bit " + std::to_string(lo) + " cover the array once");
-
-    // Pass counts: one launch per (k, j) is sum over k of log2(k) = L(L+1)/2, and every plan performs the same
-    // (k, j) sequence in the same order.
+    expect(chunksOk, "swizzle is a permutation of the tile that keeps a 16-byte chunk in one group of 4, as xorPermute");
+    // Pass counts: one launch per (k, j) is L(L+1)/2, and every plan performs the same (k, j) sequence, in order.
     for (int L = 0; L <= 40; ++L) {
         const size_t n = size_t{1} << L, odd = n + 1 + n / 3;
         const auto naive = distancesOf(versions()[0].plan(n));
@@ -1169,36 +948,33 @@ int runSelftest() {
                    std::string("plan of '") + v.name + "' covers every (k, j) once, in order");
     }
 
-    // The 0-1 principle: a comparator network sorts every input if and only if it sorts every 0-1 input. All 2^n
-    // of them, n = 1..16, both directions, for the one-pass rows; the tile rows run a whole 4096-key tile per
-    // input, so they get n <= 8, and the random inputs after run their bodies on many tiles. A row's first
-    // failure ends its tests (an exercise build prints a few lines, not sixty).
+    // The 0-1 principle: a network sorts every input iff it sorts every 0-1 input. All of them, n <= 16 (n <= 8 for the
+    // tile rows, a whole tile each), both directions. A row's first failure ends its tests (a few lines, not sixty).
     std::vector<bool> broken(versions().size(), false);
     for (size_t n = 1; n <= 16; ++n)
         for (size_t r = 0; r < versions().size(); ++r) {
             const auto plan = versions()[r].plan(n);
-            if (broken[r] || !versionAccepts(versions()[r], n) || (plan[0].step != Step::Copy && n > 8)) continue;
+            if (broken[r] || !versions()[r].accepts(n) || (plan[0].step != Step::Copy && n > 8)) continue;
             for (uint32_t bits = 0; bits < (2u << n) && !broken[r]; ++bits) {  // the top bit: the direction
                 std::vector<uint32_t> keys(n), unused(n);
                 for (size_t i = 0; i < n; ++i) keys[i] = (bits >> i) & 1u;
                 runPlanOnHost<uint32_t, false>(plan, keys, unused, (bits >> n) ? ~0u : 0u);
                 broken[r] = (bits >> n) ? !std::is_sorted(keys.rbegin(), keys.rend()) : !std::is_sorted(keys.begin(), keys.end());
             }
-            expect(!broken[r], std::string("0-1 principle: '") + versions()[r].name + "' network does not sort every 0-1 input of n = " +
-                                   std::to_string(n));
+            expect(!broken[r], std::string("0-1 principle: '") + versions()[r].name + "' network does not sort n = " + std::to_string(n));
         }
-    // Random non-power-of-two lengths, every row that takes them, both directions, key-value; then two fused
-    // groups in one stage (n > 2^19 for 7 distances per pass), and the other key types.
+    // Random lengths, key-value, both directions; then two fused groups in one stage (n > 2^19), the other key types.
     for (size_t n : {size_t{3}, size_t{5}, size_t{100}, size_t{1000}, size_t{4095}, size_t{4097}, size_t{12345}, size_t{70001}})
         for (size_t r = 0; r < versions().size(); ++r)
             for (int d = 0; d < 2; ++d)
-                if (!broken[r] && versionAccepts(versions()[r], n) && (versions()[r].plan(n)[0].step != Step::Copy || n < 20000))
+                if (!broken[r] && versions()[r].accepts(n) && (versions()[r].plan(n)[0].step != Step::Copy || n < 20000))
                     broken[r] = !selftestPlan<uint32_t>(versions()[r], n, d == 1, SortShape::ManyTies);  // 12345 covers one-pass rows
-    selftestPlan<float>(versions()[4], (size_t{1} << 19) + 5, false, SortShape::Uniform);
-    selftestPlan<int32_t>(versions()[3], 70001, true, SortShape::FewDistinct);
-    selftestPlan<float>(versions()[4], 4097, true, SortShape::SignedZeros);
-    std::printf("selftest covered: 12.1 split, 12.2 passes and every 0-1 bitonic input up to 256 keys, 12.3 example, index "
-                "maps, pass counts, 0-1 principle (n <= 16; tile rows n <= 8), random inputs up to 2^19+5\n");
+    const Version &tiles = versions()[2], &fusedShared = versions()[3];
+    selftestPlan<float>(fusedShared, (size_t{1} << 19) + 5, false, SortShape::Uniform);
+    selftestPlan<int32_t>(tiles, 70001, true, SortShape::FewDistinct);
+    selftestPlan<float>(fusedShared, 4097, true, SortShape::SignedZeros);
+    std::printf("selftest covered: 12.1 split, 12.2 passes and every 0-1 bitonic input up to 256 keys, the swizzle, pass "
+                "counts, 0-1 principle (n <= 16; tile rows n <= 8), random inputs up to 2^19+5\n");
     return selftestVerdict();
 }
 
@@ -1206,23 +982,18 @@ int runSelftest() {
 int main(int argc, char** argv) {
     Options o;
     auto read = [&](const Args& args, const Run& run) {
-        o.nGiven = args.has("--n");
-        o.n = args.count("--n", run.quick ? size_t{1} << 20 : size_t{1} << 24);
-        o.key = args.choice("--key", "uint32", {"uint32", "int32", "float"});
-        o.descending = args.has("--descending");
-        o.pairs = args.has("--pairs");
+        o = {args.count("--n", run.quick ? size_t{1} << 20 : size_t{1} << 24), args.choice("--key", "uint32", {"uint32", "int32", "float"}),
+             args.has("--descending"), args.has("--pairs"), args.has("--n")};
         if (o.n > (size_t{1} << 40)) args.fail("--n must be at most 2^40");  // keeps the memory estimate from overflowing
         if ((o.pairs || args.has("--verify")) && !sortValuesFit(o.n))     // --verify sorts key-value too
             args.fail("--pairs and --verify carry 32-bit indices, so --n must be below 2^32 - 1, got " + std::to_string(o.n));
     };
-    auto run = [&](const Run& r) {
-        return o.key == "int32" ? runLesson<int32_t>(o, r) : o.key == "float" ? runLesson<float>(o, r) : runLesson<uint32_t>(o, r);
-    };
+    auto run = [&](const Run& r) { return o.key == "int32"   ? runLesson<int32_t>(o, r)
+                                          : o.key == "float" ? runLesson<float>(o, r) : runLesson<uint32_t>(o, r); };
     return lessonEntry(argc, argv, {"bitonic_sort", "Chapter 12: bitonic sort, from one compare-exchange to a multi-block sort of any size",
                                     {{"--n", "N", "number of keys, e.g. 1000003 or 2^24 (default 2^24; --quick 2^20)"},
-                                     {"--key", "TYPE", "uint32, int32 or float (default uint32)"},
-                                     {"--descending", "", "sort largest first"},
+                                     {"--key", "TYPE", "uint32, int32 or float (default uint32)"}, {"--descending", "", "sort largest first"},
                                      {"--pairs", "", "key-value: the value is the original index, checked as a permutation"}},
-                                    {"seed", "any-n", "tiles", "fused-registers", "fused-shared"}, read, runSelftest,
+                                    {"seed", "any-n", "tiles", "fused-shared"}, read, runSelftest,
                                     [&](const Run& r) { return runVerify(o, r); }, run});
 }

@@ -38,6 +38,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <numeric>
 #include <string>
 #include <vector>
 
@@ -49,12 +50,10 @@ __host__ __device__ constexpr T min_of(T x, T y) {
     return y < x ? y : x;
 }
 
-// The co-rank of output index k: how many of the first k outputs of the stable merge of
-// a[0, m) and b[0, n) come from a. a and b are anything indexable: global memory, a
-// shared tile, a circular buffer. a[mid] is among the first k outputs exactly when fewer
-// than k - mid keys of b are strictly below it (ties: a first), that is when
-// !(b[k - 1 - mid] < a[mid]): true for small mid, false for large, so bisect for the
-// first mid where it fails. Only a[lo, hi) and b[k - hi, k - lo) are read.
+// The co-rank of output index k: how many of the first k outputs of the stable merge of a[0, m) and b[0, n) come
+// from a. a and b are anything indexable: global memory, a shared tile, a circular buffer. a[mid] is among the first
+// k outputs exactly when fewer than k - mid keys of b are below it (ties: a first), i.e. !(b[k - 1 - mid] < a[mid]):
+// true for small mid, false for large, so bisect for the first mid where it fails. Reads a[lo, hi), b[k - hi, k - lo).
 template <class Index, class ArrayA, class ArrayB>
 __host__ __device__ Index co_rank(Index k, const ArrayA& a, Index m, const ArrayB& b, Index n) {
     Index lo = k > n ? k - n : 0;  // at least k - n outputs must come from a
@@ -67,8 +66,8 @@ __host__ __device__ Index co_rank(Index k, const ArrayA& a, Index m, const Array
     return lo;
 }
 
-// The serial merge of a[i, iEnd) and b[j, jEnd), ties from a. Output number k (from 0)
-// goes to emit(k, key, fromA, index), index being its position in a (fromA) or b.
+// The serial merge of a[i, iEnd) and b[j, jEnd), ties from a. Output number k (from 0) goes to emit(k, key, fromA,
+// index), index being its position in a (fromA) or b.
 template <class Index, class ArrayA, class ArrayB, class Emit>
 __host__ __device__ void serial_merge(const ArrayA& a, Index i, Index iEnd, const ArrayB& b, Index j, Index jEnd,
                                       Emit&& emit) {
@@ -86,9 +85,9 @@ __host__ __device__ void serial_merge(const ArrayA& a, Index i, Index iEnd, cons
     for (; j < jEnd; ++j) emit(k++, b[j], false, j);
 }
 
-// ---- the circular buffer (12.7). A buffer of `size` slots holds a run of one input;
-// logical element x (0: the oldest not merged yet) sits in slot head + x, wrapped. Both
-// are below size, so one subtraction wraps: no modulo inside the merge, any size works.
+// ---- the circular buffer (12.7). A buffer of `size` slots holds a run of one input; logical element x (0: the
+// oldest not merged yet) sits in slot head + x, wrapped. Both are below size: one subtraction wraps, no modulo.
+
 __host__ __device__ inline int wrap_slot(int head, int x, int size) {
     const int s = head + x;
     return s >= size ? s - size : s;
@@ -101,10 +100,9 @@ struct CircularView {
     __host__ __device__ Key operator[](int x) const { return slots[wrap_slot(head, x, size)]; }
 };
 
-// One input's side of a block: `length` span elements to merge; [consumed, loaded) are
-// in the buffer, element g in slot g % size. A refill loads [loaded, refill_end()): into
-// the slots the last round consumed and nowhere else. Keeping `loaded` and `consumed`
-// apart is what stays right when one side drains faster (every a below every b, m >> n).
+// One input's side of a block: `length` span elements to merge; [consumed, loaded) are in the buffer, element g in
+// slot g % size. A refill loads [loaded, refill_end()): the slots the last round consumed, nowhere else. Keeping
+// `loaded` and `consumed` apart stays right when one side drains faster (every a below every b, m >> n).
 struct CircularWindow {
     int size, length;
     int consumed = 0, loaded = 0;
@@ -113,8 +111,7 @@ struct CircularWindow {
     __host__ __device__ int refill_end() const { return min_of(consumed + size, length); }
 };
 
-// Thread tid of nt loads its share of the refill. Every thread keeps its own (identical)
-// copy of the window's counters.
+// Thread tid of nt loads its share of the refill; every thread keeps its own (identical) copy of the counters.
 template <class Slots, class Span>
 __host__ __device__ void refill(int tid, int nt, Slots slots, const Span& span, CircularWindow& w) {
     const int end = w.refill_end(), firstSlot = w.loaded % w.size;
@@ -122,9 +119,8 @@ __host__ __device__ void refill(int tid, int nt, Slots slots, const Span& span, 
     w.loaded = end;
 }
 
-// Thread tid's share of one round: round outputs [tid * vt, + vt) of roundOut, from the
-// buffers' heads; emit(k, key, fromA, index) with k counted in the round and index
-// counted from the window's head (logical).
+// Thread tid's share of one round: round outputs [tid * vt, + vt) of roundOut, from the buffers' heads; emit(k, key,
+// fromA, index) with k counted in the round and index counted from the window's head (logical).
 template <class Key, class Emit>
 __host__ __device__ void circular_round(int tid, int vt, const Key* sA, const CircularWindow& wa, const Key* sB,
                                         const CircularWindow& wb, int roundOut, Emit&& emit) {
@@ -136,8 +132,8 @@ __host__ __device__ void circular_round(int tid, int vt, const Key* sA, const Ci
                  [&](int k, Key key, bool fromA, int index) { emit(kLo + k, key, fromA, index); });
 }
 
-// After the round: how many a's the whole round took (the same in every thread), then
-// (past the barrier) both windows move on by what was used.
+// After the round: how many a's the whole round took (the same in every thread), then (past the barrier) both windows
+// move on by what was used.
 template <class Key>
 __host__ __device__ int round_a_used(const Key* sA, const CircularWindow& wa, const Key* sB, const CircularWindow& wb,
                                      int roundOut) {
@@ -149,12 +145,11 @@ __host__ __device__ inline void advance(CircularWindow& wa, CircularWindow& wb, 
     wb.consumed += roundOut - aUsed;
 }
 
-// ---- kernels. Each takes a (m keys), b (n keys), out (m + n), and in key-value mode va,
-// vb, vout; Value = NoValues (common/library_merge.cuh) compiles the value code away.
+// ---- kernels. Each takes a (m keys), b (n keys), out (m + n), and in key-value mode va, vb, vout; Value = NoValues
+// (common/library_merge.cuh) compiles the value code away.
 
-// 12.5: thread t owns outputs [t * vt, + vt): two co-ranks in global memory find its
-// split at both ends, then the serial merge walks a and b there. Neighbouring threads
-// walk far-apart addresses, so a warp's loads are not coalesced.
+// 12.5: thread t owns outputs [t * vt, + vt): two co-ranks in global memory find its split at both ends, then the
+// serial merge walks a and b there. Neighbouring threads walk far-apart addresses: a warp's loads are not coalesced.
 template <class Key, class Value>
 __global__ void merge_basic(const Key* a, size_t m, const Key* b, size_t n, Key* out, const Value* va,
                             const Value* vb, Value* vout, size_t vt) {
@@ -170,11 +165,10 @@ __global__ void merge_basic(const Key* a, size_t m, const Key* b, size_t n, Key*
     });
 }
 
-// 12.6: block t owns outputs [t * tile, + tile). Its two co-ranks (threads 0 and 1, in
-// global memory) give its a-span and b-span; the block loads them with consecutive
-// threads on consecutive addresses (coalesced), then each thread co-ranks and merges its
-// vt outputs inside shared memory. sA and sB hold `tile` keys each (the seed's layout:
-// either input may supply the whole tile); the last, partial tile reads only its spans.
+// 12.6: block t owns outputs [t * tile, + tile). Its two co-ranks (threads 0 and 1, in global memory) give its a-span
+// and b-span; the block loads them with consecutive threads on consecutive addresses (coalesced), then each thread
+// co-ranks and merges its vt outputs inside shared memory. sA and sB hold `tile` keys each (the seed's layout: either
+// input may supply the whole tile); the last, partial tile reads only its spans.
 template <class Key, class Value>
 __global__ void merge_tiled(const Key* a, size_t m, const Key* b, size_t n, Key* out, const Value* va,
                             const Value* vb, Value* vout, int tile, int vt) {
@@ -201,9 +195,9 @@ __global__ void merge_tiled(const Key* a, size_t m, const Key* b, size_t n, Key*
     });
 }
 
-// 12.7: block t owns `rounds` tiles of outputs with the same 2 * window keys of shared
-// memory merge_tiled spends on one. Each round refills the slots the last one consumed,
-// merges the next `window` outputs from the two circular buffers, and counts its a's.
+// 12.7: block t owns `rounds` tiles of outputs with the same 2 * window keys of shared memory merge_tiled spends on
+// one. Each round refills the slots the last one consumed, merges the next `window` outputs from the two circular
+// buffers, and counts its a's.
 template <class Key, class Value>
 __global__ void merge_circular(const Key* a, size_t m, const Key* b, size_t n, Key* out, const Value* va,
                                const Value* vb, Value* vout, int window, int vt, int rounds) {
@@ -235,15 +229,15 @@ __global__ void merge_circular(const Key* a, size_t m, const Key* b, size_t n, K
     }
 }
 
-// ---- launchers. A merge on the device: common's MergeBuffers (a||b, out, values =
-// provenance) plus the split buffer part B's partition writes.
+// ---- launchers. A merge on the device: common's MergeBuffers (a||b, out, values = provenance) plus the split buffer
+// part B's partition writes.
 template <class Key, class Value>
 struct MergeProblem : MergeBuffers<Key, Value> {
     DeviceBuffer<size_t> splits;
 };
 
-// The seed kernels' geometry, in one place. tile: outputs per block and round
-// (merge_basic: threads * vt); rounds: tiles per merge_circular block.
+// The seed kernels' geometry, in one place. tile: outputs per block and round (merge_basic: threads * vt); rounds:
+// tiles per merge_circular block.
 enum class Seed { Basic, Tiled, Circular };
 struct SeedKnobs {
     static constexpr int kBasicThreads = 256;
@@ -283,9 +277,8 @@ void launchSeed(const SeedKnobs& k, MergeProblem<Key, Value>& p) {
 }
 
 // ================================================================= PART B: production
-// ---- PathTuning: the one source of the production merge's tile and shared-memory sizes,
-// read by the kernels, the launchers and the table alike: nt threads per block, vt values
-// per thread, nv = nt * vt outputs per tile.
+// ---- PathTuning: the one source of the production merge's tile and shared-memory sizes, read by the kernels, the
+// launchers and the table alike: nt threads per block, vt values per thread, nv = nt * vt outputs per tile.
 enum class PathStyle { Tiles, Pipelined };
 constexpr int kPartitionThreads = 128;
 constexpr int kMinPathTile = 1024;  // the smallest nv allowed; sizes the split buffer
@@ -307,10 +300,9 @@ struct PathTuning {
     static_assert(kStyle != PathStyle::Pipelined || VT % 4 == 0, "pipelined threads stage vt / 4 16-byte chunks");
 };
 
-// ---- pieces. Shared-memory index with one pad word after every 32: a warp staging its
-// outputs writes word t * vt + r in lane t; unpadded, vt = 16 is a 16-way conflict and
-// vt = 32 a 32-way one. Padded, powers of two up to 32 are conflict-free, other vt up to
-// 30 at most 2-way (vt = 31: 31-way, compiled nowhere). --selftest checks this claim.
+// ---- pieces. Shared-memory index with one pad word after every 32: a warp staging its outputs writes word
+// t * vt + r in lane t; unpadded, vt = 16 is a 16-way conflict and vt = 32 a 32-way one. Padded, powers of two up to
+// 32 are conflict-free, other vt up to 30 at most 2-way (vt = 31: 31-way, compiled nowhere). --selftest checks this.
 __host__ __device__ constexpr int padded(int x) { return x + (x >> 5); }
 
 template <class T>
@@ -320,11 +312,10 @@ struct PaddedView {
     __host__ __device__ T operator[](int x) const { return words[padded(base + x)]; }
 };
 
-// The serial merge again, vt outputs into registers: from split (ai, bi) of an array
-// holding a at [ai.., aEnd) and b at [bi.., bEnd), a's span first. bEnd >= 1. Reads never
-// leave [0, bEnd): an exhausted side re-reads the last slot, whose value no longer
-// matters. keys[r] is output r, from[r] its array position (< aEnd: from a); past the
-// tile's last output both are junk (from stays inside [0, bEnd)).
+// The serial merge again, vt outputs into registers: from split (ai, bi) of an array holding a at [ai.., aEnd) and b
+// at [bi.., bEnd), a's span first. bEnd >= 1. Reads never leave [0, bEnd): an exhausted side re-reads the last slot,
+// whose value no longer matters. keys[r] is output r, from[r] its array position (< aEnd: from a); past the tile's
+// last output both are junk (from stays inside [0, bEnd)).
 template <int VT, class Key, class Array>
 __host__ __device__ void serial_merge(const Array& tile, int ai, int aEnd, int bi, int bEnd, Key (&keys)[VT],
                                       int (&from)[VT]) {
@@ -341,9 +332,8 @@ __host__ __device__ void serial_merge(const Array& tile, int ai, int aEnd, int b
     }
 }
 
-// How a span of `count` elements lies against 16-byte boundaries: it starts `shift`
-// elements into an aligned chunk of kVec, so chunk c covers span positions
-// [first(c), + kVec). Full chunks travel as one 16-byte access, ragged ends one by one.
+// How a span of `count` elements lies against 16-byte boundaries: it starts `shift` elements into an aligned chunk
+// of kVec, so chunk c covers span positions [first(c), + kVec). Full chunks are one 16-byte access, ragged ends not.
 template <int kVec>
 struct SpanChunks {
     int shift, count;
@@ -352,9 +342,8 @@ struct SpanChunks {
     __host__ __device__ bool full(int c) const { return first(c) >= 0 && first(c) + kVec <= count; }
 };
 
-// 4-byte keys and values move as raw bits, four to a uint4. The global loads use __ldg
-// (ld.global.nc, the read-only path the kernels were measured with); common's load16 is
-// a plain load, so it serves shared memory only. On the host all of these are copies.
+// 4-byte keys and values move as raw bits, four to a uint4. The global loads use __ldg (ld.global.nc, the read-only
+// path the kernels were measured with); common's load16 is a plain load, for shared memory. On the host: copies.
 template <class T>
 __host__ __device__ uint32_t to_bits(T x) {
     static_assert(sizeof(T) == 4, "the vector paths move 4-byte keys and values");
@@ -393,10 +382,9 @@ __host__ __device__ const T* align_down_16(const T* p) {
     return reinterpret_cast<const T*>(reinterpret_cast<uintptr_t>(p) & ~uintptr_t{15});
 }
 
-// path_tiles step 1, thread tid's share: spans a[0, aCount) and b[0, bCount) into tile
-// positions [0, aCount) and [aCount, + bCount) of a padded shared array. Every 16-byte
-// load of this thread goes into registers first, all in flight at once (memory-level
-// parallelism is what reaches copy bandwidth), then into the tile. Chunks tid, tid + NT...
+// path_tiles step 1, thread tid's share (chunks tid, tid + NT, ...): spans a[0, aCount) and b[0, bCount) into tile
+// positions [0, aCount) and [aCount, + bCount) of a padded shared array. Every 16-byte load of this thread goes into
+// registers first, all in flight at once (memory-level parallelism is what reaches copy bandwidth), then the tile.
 template <int NT, int NV, class T>
 __host__ __device__ void load_two_spans(int tid, const T* a, int aCount, const T* b, int bCount, T* shared) {
     constexpr int kVec = 4;
@@ -442,8 +430,8 @@ __host__ __device__ void load_two_spans(int tid, const T* a, int aCount, const T
     }
 }
 
-// path_tiles step 2: thread tid's vt outputs start on diagonal tid * vt of the tile; its
-// co-rank there, then the serial merge into registers; the values follow their keys.
+// path_tiles step 2: thread tid's vt outputs start on diagonal tid * vt of the tile; its co-rank there, then the
+// serial merge into registers; the values follow their keys.
 template <int VT, class Key>
 __host__ __device__ void tile_merge(int tid, const Key* tileKeys, int aCount, int count, Key (&keys)[VT],
                                     int (&from)[VT]) {
@@ -465,8 +453,8 @@ __host__ __device__ void tile_stage(int tid, const T (&x)[VT], T* shared) {
     for (int r = 0; r < VT; ++r) shared[padded(tid * VT + r)] = x[r];
 }
 
-// path_tiles step 4: tile positions [0, count) to dst[0, count), consecutive threads on
-// consecutive 16-byte chunks (one vector store each); a ragged end element by element.
+// path_tiles step 4: tile positions [0, count) to dst[0, count), consecutive threads on consecutive 16-byte chunks
+// (one vector store each); a ragged end element by element.
 template <int NT, int NV, class T>
 __host__ __device__ void tile_store(int tid, const T* shared, int count, T* dst) {
     constexpr int kVec = 4;
@@ -494,12 +482,11 @@ __host__ __device__ inline TileSpans tile_spans(size_t tile, int nv, size_t tota
     return {k0, a0, k0 - a0, static_cast<int>(a1 - a0), static_cast<int>(k1 - k0)};
 }
 
-// The pipelined buffers. A 16-byte cp.async needs 16-byte-aligned addresses on both
-// sides, which padded()'s pad word breaks. So each span keeps its offset from a 16-byte
-// boundary in the buffer (span_slots), and the buffer is swizzled instead: in each 32-word
-// row, 4-word chunk c sits at chunk c ^ (row & 7). Chunks stay whole; the coalesced reads
-// for the global stores are conflict-free, so are the staging stores at vt 16 and 32
-// (3-way at 24); merge reads that march in step are 4-way (--selftest checks all three).
+// The pipelined buffers. A 16-byte cp.async needs 16-byte-aligned addresses on both sides, which padded()'s pad word
+// breaks. So each span keeps its offset from a 16-byte boundary in the buffer (span_slots), and the buffer is
+// swizzled instead: in each 32-word row, 4-word chunk c sits at chunk c ^ (row & 7). Chunks stay whole; the reads for
+// the global stores are conflict-free, so are the staging stores at vt 16 and 32 (3-way at 24); merge reads that
+// march in step are 4-way (--selftest checks all three).
 __host__ __device__ constexpr int swizzled(int x) { return x ^ ((x >> 3) & 0x1C); }
 
 template <class T>
@@ -518,8 +505,8 @@ __host__ __device__ SpanSlots span_slots(const T* a, int aCount, const T* b) {
     return {aStart, ceilDiv(aStart + aCount, 4) * 4 + static_cast<int>(b - align_down_16(b))};
 }
 
-// One asynchronous copy of kBytes (4 or 16) from global to shared memory: cp.async on
-// sm_80 and later; on older cards (T4) the same call compiles to a plain load and store.
+// One asynchronous copy of kBytes (4 or 16) from global to shared memory: cp.async on sm_80 and later; on older cards
+// (T4) the same call compiles to a plain load and store.
 template <int kBytes, class T>
 __host__ __device__ void copy_async(T* sharedDst, const T* globalSrc) {
 #ifdef __CUDA_ARCH__
@@ -529,9 +516,8 @@ __host__ __device__ void copy_async(T* sharedDst, const T* globalSrc) {
 #endif
 }
 
-// Thread tid's copies of span src[0, count) into buffer slots start, start + 1, ...
-// (start % 4 is the span's own shift): whole chunks as one 16-byte copy, ragged ends one
-// by one, so nothing outside the span is read.
+// Thread tid's copies of span src[0, count) into buffer slots start, start + 1, ... (start % 4 is the span's own
+// shift): whole chunks as one 16-byte copy, ragged ends one by one, so nothing outside the span is read.
 template <int NT, class T>
 __host__ __device__ void copy_span_async(int tid, const T* src, int count, T* buffer, int start) {
     constexpr int kVec = 4;
@@ -564,9 +550,8 @@ __host__ __device__ void pipelined_copy(int tid, const TileSpans& t, const Key* 
     }
 }
 
-// path_pipelined step 2: thread tid's co-rank and serial merge in the swizzled buffer;
-// then its values, a key's slot moved to its value's slot (the value spans have their own
-// shifts; past the tile's end nothing is read).
+// path_pipelined step 2: thread tid's co-rank and serial merge in the swizzled buffer; then its values, a key's slot
+// moved to its value's slot (the value spans have their own shifts; past the tile's end nothing is read).
 template <int VT, class Key>
 __host__ __device__ void pipelined_merge(int tid, const TileSpans& t, const SpanSlots& ks, const Key* keyBuffer,
                                          Key (&keys)[VT], int (&from)[VT]) {
@@ -588,8 +573,8 @@ __host__ __device__ void pipelined_values(int tid, const TileSpans& t, const Spa
     }
 }
 
-// path_pipelined step 3 (after every thread has read the buffer): stage the outputs as
-// vt / 4 16-byte stores; step 4: write them out coalesced, as tile_store does.
+// path_pipelined step 3 (after every thread has read the buffer): stage the outputs as vt / 4 16-byte stores; step 4:
+// write them out coalesced, as tile_store does.
 template <int VT, class T>
 __host__ __device__ void pipelined_stage(int tid, const T (&x)[VT], T* buffer) {
     DEVICE_UNROLL
@@ -608,9 +593,8 @@ __host__ __device__ void pipelined_store(int tid, const T* buffer, int count, T*
     }
 }
 
-// ---- kernels. The merge path partition: one co-rank per tile boundary, splits[p] for
-// output p * nv (the last for m + n), all in one short wave instead of at the start of
-// every merge block.
+// ---- kernels. The merge path partition: one co-rank per tile boundary, splits[p] for output p * nv (the last for
+// m + n), all in one short wave instead of at the start of every merge block.
 template <class Key>
 __global__ void path_partition(const Key* a, size_t m, const Key* b, size_t n, size_t nv, size_t tiles,
                                size_t* splits) {
@@ -629,10 +613,9 @@ struct TileStorage<Key, NoValues, kSlots> {
     Key keys[kSlots];
 };
 
-// path_tiles: one tile of nv outputs per block. Its spans come from the partition, so
-// they hold exactly the tile's outputs and one array of nv keys takes both (merge_tiled
-// needs 2 x tile). Three barriers: after the load, after the merge has read the tile,
-// after the staging.
+// path_tiles: one tile of nv outputs per block. Its spans come from the partition, so they hold exactly the tile's
+// outputs and one array of nv keys takes both (merge_tiled needs 2 x tile). Three barriers: after the load, after the
+// merge has read the tile, after the staging.
 template <class Key, class Value, class T>
 __global__ void __launch_bounds__(T::nt) path_tiles(const Key* a, size_t m, const Key* b, size_t n,
                                                     const size_t* splits, Key* out, const Value* va,
@@ -667,13 +650,12 @@ __device__ void start_copies(const TileSpans& t, const Key* a, const Key* b, con
     __pipeline_commit();  // one group of asynchronous copies per tile
 }
 
-// path_pipelined: path_tiles runs load, merge and store one after the other, so a block
-// has nothing in flight while it merges. Here a block stays resident, walks tiles
-// blockIdx.x, + gridDim.x, ..., and starts its next tile's copies (into the other of two
-// buffers) before it merges the current one. Nothing in the loop waits on global memory:
-// copies start a round ahead, and the splits that place a tile are loaded a round before
-// its copies start. Barriers: (1) this tile has landed and the other buffer is free;
-// (2) every thread has read this tile; (3) the staging is complete.
+// path_pipelined: path_tiles runs load, merge and store one after the other, so a block has nothing in flight while
+// it merges. Here a block stays resident, walks tiles blockIdx.x, + gridDim.x, ..., and starts its next tile's copies
+// (into the other of two buffers) before it merges the current one. Nothing in the loop waits on global memory:
+// copies start a round ahead, and the splits that place a tile are loaded a round before its copies start.
+// Barriers: (1) this tile has landed and the other buffer is free; (2) every thread has read it; (3) staging done.
+
 template <class Key, class Value, class T>
 __global__ void __launch_bounds__(T::nt) path_pipelined(const Key* a, size_t m, const Key* b, size_t n,
                                                         const size_t* splits, size_t tiles, Key* out,
@@ -725,8 +707,7 @@ __global__ void __launch_bounds__(T::nt) path_pipelined(const Key* a, size_t m, 
     }
 }
 
-// ---- launchers. The partition writes the co-rank of every tile boundary into p.splits
-// and returns the tile count.
+// ---- launchers. The partition writes the co-rank of every tile boundary into p.splits and returns the tile count.
 template <class T, class Key, class Value>
 size_t launchPartition(MergeProblem<Key, Value>& p) {
     static_assert(T::nv >= kMinPathTile, "the split buffer is sized for tiles of at least kMinPathTile");
@@ -746,8 +727,8 @@ void launchPathTiles(MergeProblem<Key, Value>& p) {
     CUDA_CHECK_LAUNCH("path_tiles");
 }
 
-// The pipelined grid: as many blocks as the card holds at once, or 0 where the two
-// buffers pass the card's opt-in shared memory per block (the row is then left out).
+// The pipelined grid: as many blocks as the card holds at once, or 0 where the two buffers pass the card's opt-in
+// shared memory per block (the row is then left out).
 template <class T, class Key, class Value>
 size_t pipelinedResidentBlocks() {
     constexpr size_t bytes = T::template sharedBytes<Key, Value>();
@@ -772,9 +753,8 @@ void launchPipelined(MergeProblem<Key, Value>& p, unsigned blocks) {
 }
 
 // ================================================================= THE VARIANT TABLE
-// One list: a row's name (--only matches its beginning), its knob cells (tile, vt,
-// threads, blocks, smem/block, out/block) and its launcher. It drives --verify and every
-// printed table.
+// One list: a row's name (--only matches its beginning), its knob cells (tile, vt, threads, blocks, smem/block,
+// out/block) and its launcher. It drives --verify and every printed table.
 template <class Key, class Value>
 using Row = Variant<MergeProblem<Key, Value>>;
 const std::vector<Column> kKnobColumns = {{"tile", 5},   {"vt", 3},          {"threads", 7},
@@ -796,8 +776,8 @@ Row<Key, Value> seedRow(const SeedKnobs& k, size_t total) {
             [k](MergeProblem<Key, Value>& p) { launchSeed(k, p); }};
 }
 
-// A production row: path_tiles where its tile fits the 48 KiB of static shared memory
-// (key-value tiles take twice the keys'), path_pipelined where its buffers fit the card.
+// A production row: path_tiles where its tile fits the 48 KiB of static shared memory (key-value tiles take twice the
+// keys'), path_pipelined where its buffers fit the card.
 template <class T, class Key, class Value>
 void addPath(std::vector<Row<Key, Value>>& rows, size_t total) {
     constexpr size_t smem = T::template sharedBytes<Key, Value>();
@@ -815,8 +795,8 @@ void addPath(std::vector<Row<Key, Value>>& rows, size_t total) {
     }
 }
 
-// The seed rows (their knobs come from the sweep options or verify's list), then every
-// compiled production shape. README "tried, did not pay" lists the shapes that left.
+// The seed rows (their knobs come from the sweep options or verify's list), then every compiled production shape.
+// README "tried, did not pay" lists the shapes that left.
 template <class Key, class Value>
 std::vector<Row<Key, Value>> variantTable(const std::vector<SeedKnobs>& seed, size_t total) {
     std::vector<Row<Key, Value>> rows;
@@ -833,185 +813,136 @@ std::vector<Row<Key, Value>> variantTable(const std::vector<SeedKnobs>& seed, si
 }
 
 // ================================================================= SELFTESTS
-// Host only. Every test calls the kernels' own __host__ __device__ steps, one thread
-// index at a time, with the barriers between the loops over threads.
+// Host only. Every test calls the kernels' own __host__ __device__ steps, one thread index at a time, with the
+// barriers between the loops over threads, and compares keys and provenance with common's stable host merge.
 
-struct Reference {
-    std::vector<float> keys;
-    std::vector<size_t> source;  // position in a||b
-};
-Reference referenceOf(const std::vector<float>& a, const std::vector<float>& b) {
-    Reference r{std::vector<float>(a.size() + b.size()), std::vector<size_t>(a.size() + b.size())};
-    ReferenceMerge<float>(a.data(), a.size(), b.data(), b.size()).next(r.keys.size(), r.keys.data(), r.source.data());
-    return r;
-}
-size_t takenFromA(const Reference& r, size_t k, size_t m) {
-    size_t fromA = 0;
-    for (size_t p = 0; p < k; ++p) fromA += r.source[p] < m;
-    return fromA;
-}
-bool sameAsReference(const std::string& what, const std::vector<float>& keys, const std::vector<size_t>& source,
-                     const Reference& r, size_t m) {
-    auto describe = [m](size_t s) { return describeMergeSource(s, m); };
-    return compareExact(what.c_str(), keys.data(), r.keys.data(), keys.size()) &&
-           compareProvenance(what.c_str(), source.data(), r.source.data(), source.size(), describe);
+// keys[p] and source[p] (position in a||b) against common's stable reference merge of a and b.
+template <class Source>
+bool matchesReference(const std::string& what, const std::vector<float>& a, const std::vector<float>& b,
+                      const float* keys, const Source* source) {
+    return MergeReference<float>(a, b, MergeReference<float>::Keep::Never)
+        .matches(what, [&](size_t p, size_t count, float* got) { std::copy_n(keys + p, count, got); },
+                 [&](size_t p, size_t count, size_t* got) { std::copy_n(source + p, count, got); });
 }
 
-// An array that records whether anything read outside [0, size).
+template <class... Args>
+bool failed(const char* format, Args... args) {  // one line saying what failed; false
+    std::printf(format, args...);
+    return false;
+}
+
 template <class T>
-struct GuardedArray {
+struct GuardedArray {  // records whether anything read outside [0, size)
     const T* items;
     size_t size;
     bool* outside;
-    __host__ __device__ T operator[](size_t i) const {
-        if (i < size) return items[i];
-        *outside = true;
-        return T{};
-    }
+    __host__ __device__ T operator[](size_t i) const { return i < size ? items[i] : (*outside = true, T{}); }
 };
 
-// The tests' emit: output k to keys[base + k], its source (position in a||b) to source[base + k].
-struct Recorder {
-    float* keys;
-    size_t* source;
-    size_t base, aOrigin, bOrigin;
-    template <class Index>
-    __host__ __device__ void operator()(Index k, float key, bool fromA, Index index) const {
-        keys[base + k] = key;
-        source[base + k] = (fromA ? aOrigin : bOrigin) + index;
-    }
-};
-
-// co_rank and serial_merge on every pair of small sorted arrays, every k: the split is
-// the stable reference's, no read leaves the arrays, and slices of 1..7 per thread (as
-// merge_basic and merge_tiled cut them) put together are the reference merge.
-void testLinear() {
-    const auto arrays = allSortedArrays<float>(6, 3);
-    bool splitOk = true, sliceOk = true;
-    size_t pairs = 0;
-    for (size_t x = 0; x < arrays.size() && splitOk && sliceOk; ++x)
-        for (size_t y = 0; y < arrays.size() && splitOk && sliceOk; ++y) {
-            const auto &a = arrays[x], &b = arrays[y];
-            const size_t m = a.size(), n = b.size(), total = m + n;
-            const Reference r = referenceOf(a, b);
-            ++pairs;
-            for (size_t k = 0; k <= total && splitOk; ++k) {
-                bool outside = false;
-                const size_t i = co_rank(k, GuardedArray<float>{a.data(), m, &outside}, m,
-                                         GuardedArray<float>{b.data(), n, &outside}, n);
-                splitOk = !outside && i == takenFromA(r, k, m);
-                if (!splitOk)
-                    std::printf("co_rank(k=%zu, a=%s, b=%s) = %zu%s; the stable split takes %zu from a\n", k,
-                                formatKeys(a).c_str(), formatKeys(b).c_str(), i, outside ? " and read outside" : "",
-                                takenFromA(r, k, m));
-            }
-            for (size_t vt = 1; vt <= 7 && sliceOk; ++vt) {
-                std::vector<float> keys(total);
-                std::vector<size_t> source(total, SIZE_MAX);
-                for (size_t kLo = 0; kLo < total; kLo += vt) {
-                    const size_t kHi = std::min(kLo + vt, total);
-                    const size_t iLo = co_rank(kLo, a.data(), m, b.data(), n), iHi = co_rank(kHi, a.data(), m, b.data(), n);
-                    serial_merge(a.data(), iLo, iHi, b.data(), kLo - iLo, kHi - iHi,
-                                 Recorder{keys.data(), source.data(), kLo, 0, m});
-                }
-                sliceOk = sameAsReference("slices of " + formatKeys(a) + " and " + formatKeys(b) + ", " +
-                                              std::to_string(vt) + " per thread", keys, source, r, m);
-            }
-        }
-    expect(splitOk, "co_rank: the stable split, reads inside the arrays");
-    expect(sliceOk, "serial_merge: slices of 1..7 per thread tile the stable merge");
-    std::printf("linear: %zu pairs of sorted arrays (length <= 6, 3 keys), every k, slices of 1..7\n", pairs);
-}
-
-// A key that knows where it came from: the circular tests merge these, so an element a
-// refill overwrote before it was merged shows up as a wrong source.
+// A key that knows its position in a||b: the seed tests merge these, so every output also names the element it
+// really read, and a refill over a live slot or a stray read shows up as a source that is not the one emitted.
 struct Tagged {
     float key;
     size_t source;
     __host__ __device__ bool operator<(const Tagged& o) const { return key < o.key; }
 };
-
-struct RoundRecorder {  // also records which element each output really read
+struct Recorder {  // the tests' emit: output base + k, its source from (fromA, index) as the kernels compute it
     float* keys;
     size_t *source, *read;
-    size_t base, aDone, bDone;
-    __host__ __device__ void operator()(int k, Tagged key, bool fromA, int index) const {
+    size_t base, aOrigin, bOrigin;
+    template <class Index>
+    __host__ __device__ void operator()(Index k, Tagged key, bool fromA, Index index) const {
         keys[base + k] = key.key;
-        source[base + k] = (fromA ? aDone : bDone) + index;
+        source[base + k] = (fromA ? aOrigin : bOrigin) + index;
         read[base + k] = key.source;
     }
 };
 
-// merge_circular's rounds for one block, its own steps thread by thread: every thread's
-// refill (own window copies, as in the kernel), barrier, every thread's circular_round and
-// round_a_used, barrier, advance. Checks that refills read only inside the span, that a
-// buffer never holds more than its window, that every merged element is the one the
-// round meant (a refill over a live slot changes its source), and the stable merge.
-bool circularRoundsMatch(const std::vector<float>& a, const std::vector<float>& b, int size, int vt) {
-    const int m = static_cast<int>(a.size()), n = static_cast<int>(b.size()), threads = ceilDiv(size, vt);
-    std::vector<Tagged> spanA(m), spanB(n), sA(size + 8, Tagged{-1000.0f, SIZE_MAX}), sB(size + 8, Tagged{1000.0f, SIZE_MAX});
-    for (int e = 0; e < m; ++e) spanA[e] = {a[e], static_cast<size_t>(e)};
-    for (int e = 0; e < n; ++e) spanB[e] = {b[e], static_cast<size_t>(m + e)};
-    std::vector<CircularWindow> wa(threads, CircularWindow{size, m}), wb(threads, CircularWindow{size, n});
-    std::vector<float> keys(m + n);
-    std::vector<size_t> source(m + n, SIZE_MAX), read(m + n, SIZE_MAX);
-    bool outside = false, overfull = false;
-    for (int produced = 0; produced < m + n; produced += size) {
-        for (int t = 0; t < threads; ++t) {
-            refill(t, threads, sA.data(), GuardedArray<Tagged>{spanA.data(), spanA.size(), &outside}, wa[t]);
-            refill(t, threads, sB.data(), GuardedArray<Tagged>{spanB.data(), spanB.size(), &outside}, wb[t]);
-            overfull = overfull || wa[t].available() > size || wb[t].available() > size;
-        }
-        const int roundOut = std::min(size, m + n - produced);
-        std::vector<int> aUsed(threads);
-        for (int t = 0; t < threads; ++t) {
-            const size_t base = produced, aDone = wa[t].consumed, bDone = m + wb[t].consumed;
-            circular_round(t, vt, sA.data(), wa[t], sB.data(), wb[t], roundOut,
-                           RoundRecorder{keys.data(), source.data(), read.data(), base, aDone, bDone});
-            aUsed[t] = round_a_used(sA.data(), wa[t], sB.data(), wb[t], roundOut);
-        }
-        for (int t = 0; t < threads; ++t) advance(wa[t], wb[t], aUsed[t], roundOut);
+// The seed's pieces on one input: co_rank at every k (the stable split, reads inside the arrays), then
+// merge_circular's rounds for windows 1..8 at 1..3 per thread (a window of at least m + n is merge_basic's and
+// merge_tiled's cut: co_rank at both ends of each thread's slice, then serial_merge), its own steps thread by
+// thread: every thread's refill (own window copies, as in the kernel), barrier, every thread's circular_round and
+// round_a_used, barrier, advance. Refills must read only inside the span, a buffer never hold more than its
+// window, every output be the element its source names, and the whole the stable merge.
+bool seedPiecesMatch(const std::vector<float>& a, const std::vector<float>& b) {
+    const size_t m = a.size(), n = b.size(), total = m + n;
+    std::vector<float> keys(total);
+    std::vector<size_t> source(total), read(total);
+    ReferenceMerge<float>(a.data(), m, b.data(), n).next(total, keys.data(), source.data());
+    const std::string input = "a=" + formatKeys(a) + " b=" + formatKeys(b);
+    std::vector<Tagged> ta(m), tb(n);
+    for (size_t e = 0; e < m; ++e) ta[e] = {a[e], e};
+    for (size_t e = 0; e < n; ++e) tb[e] = {b[e], m + e};
+    bool outside = false;
+    const GuardedArray<Tagged> ga{ta.data(), m, &outside}, gb{tb.data(), n, &outside};
+    for (size_t k = 0, fromA = 0; k <= total; fromA += k < total && source[k] < m, ++k) {
+        const size_t i = co_rank(k, ga, m, gb, n);
+        if (outside || i != fromA)
+            return failed("co_rank(k=%zu, %s) = %zu%s; the stable split takes %zu from a\n", k, input.c_str(), i,
+                               outside ? " and read outside" : "", fromA);
     }
-    const std::string what = "circular rounds, window " + std::to_string(size) + ", " + std::to_string(vt) +
-                             " per thread, a=" + formatKeys(a) + " b=" + formatKeys(b);
-    if (outside || overfull || read != source) {
-        std::printf("%s: %s\n", what.c_str(), outside ? "a refill read past the span"
-                                              : overfull ? "a buffer held more than its window"
-                                                         : "an element merged is not the one the round meant (a live slot overwritten, or junk read)");
-        return false;
-    }
-    return sameAsReference(what, keys, source, referenceOf(a, b), static_cast<size_t>(m));
+    for (int size = 1; size <= 8; ++size)
+        for (int vt = 1; vt <= 3; ++vt) {
+            keys.assign(total, -1.0f), source.assign(total, SIZE_MAX), read.assign(total, SIZE_MAX);
+            const int threads = ceilDiv(size, vt);
+            std::vector<Tagged> sA(size + 8, Tagged{-1000.0f, SIZE_MAX}), sB(size + 8, Tagged{1000.0f, SIZE_MAX});
+            std::vector<CircularWindow> wa(threads, {size, int(m)}), wb(threads, {size, int(n)});
+            std::vector<int> aUsed(threads);
+            bool overfull = false;
+            for (int produced = 0; produced < int(total); produced += size) {
+                for (int t = 0; t < threads; ++t) {
+                    refill(t, threads, sA.data(), ga, wa[t]);
+                    refill(t, threads, sB.data(), gb, wb[t]);
+                    overfull = overfull || wa[t].available() > size || wb[t].available() > size;
+                }
+                const int roundOut = std::min(size, int(total) - produced);
+                for (int t = 0; t < threads; ++t) {
+                    circular_round(t, vt, sA.data(), wa[t], sB.data(), wb[t], roundOut,
+                                   Recorder{keys.data(), source.data(), read.data(), size_t(produced),
+                                            size_t(wa[t].consumed), m + wb[t].consumed});
+                    aUsed[t] = round_a_used(sA.data(), wa[t], sB.data(), wb[t], roundOut);
+                }
+                for (int t = 0; t < threads; ++t) advance(wa[t], wb[t], aUsed[t], roundOut);
+            }
+            const std::string what = "circular rounds, window " + std::to_string(size) + ", " + std::to_string(vt) +
+                                     " per thread, " + input;
+            if (outside || overfull || read != source)
+                return failed("%s: %s\n", what.c_str(), outside ? "a read outside the span"
+                                   : overfull ? "a buffer held more than its window"
+                                   : "an output is not the element its source names (a live slot overwritten?)");
+            if (!matchesReference(what, a, b, keys.data(), source.data())) return false;
+        }
+    return true;
 }
 
-void testCircularRounds() {
-    bool ok = true;
-    size_t runs = 0;
-    for (int size = 1; size <= 8 && ok; ++size)
-        for (int vt : {1, 2, 3}) {
-            const auto arrays = allSortedArrays<float>(static_cast<size_t>(size) + 1, 2);  // ties across inputs
-            for (size_t x = 0; x < arrays.size() && ok; ++x)
-                for (size_t y = 0; y < arrays.size() && ok; ++y, ++runs) ok = circularRoundsMatch(arrays[x], arrays[y], size, vt);
-            for (MergeShape shape : {MergeShape::ABelowB, MergeShape::BBelowA, MergeShape::AllEqual})
-                for (int m = 0; m <= 3 * size && ok; ++m)  // skewed, over many rounds
-                    for (int n = 0; n <= 3 * size && ok; ++n, ++runs) {
-                        std::vector<float> a, b;
-                        makeMergeInput(shape, static_cast<size_t>(m), static_cast<size_t>(n), a, b);
-                        ok = circularRoundsMatch(a, b, size, vt);
-                    }
-        }
-    expect(ok, "circular rounds: refills touch only consumed slots, output is the stable merge");
-    std::printf("circular rounds: windows 1..8, 1..3 per thread, %zu inputs (all short pairs and skewed ones)\n", runs);
+// One input sweep for all the seed's pieces: every pair of sorted arrays of length <= 6 over 3 keys (ties across
+// the inputs everywhere), then skewed and all-equal inputs up to 24 + 24 (many rounds of every window).
+void testSeedPieces() {
+    std::vector<std::pair<std::vector<float>, std::vector<float>>> inputs;
+    const auto arrays = allSortedArrays<float>(6, 3);
+    for (const auto& a : arrays)
+        for (const auto& b : arrays) inputs.push_back({a, b});
+    for (MergeShape shape : {MergeShape::ABelowB, MergeShape::BBelowA, MergeShape::AllEqual})
+        for (size_t m = 0; m <= 24; ++m)
+            for (size_t n = 0; n <= 24; ++n) {
+                inputs.emplace_back();
+                makeMergeInput(shape, m, n, inputs.back().first, inputs.back().second);
+            }
+    size_t passed = 0;
+    while (passed < inputs.size() && seedPiecesMatch(inputs[passed].first, inputs[passed].second)) ++passed;
+    expect(passed == inputs.size(), "co_rank, serial_merge, the circular rounds: the stable split and merge");
+    std::printf("seed pieces: %zu inputs (all pairs of length <= 6 over 3 keys; skewed and all-equal up to 24 + 24): "
+                "co_rank at every k, circular windows 1..8 at 1..3 per thread\n", inputs.size());
 }
 
-// The conflict degree of a warp's access where lane t touches word index(t * vt + r):
-// the most lanes on one bank, worst over r (staging stores; merge reads in step).
+// The conflict degree of a warp's access where lane t touches word index(t * vt + r): the most lanes on one bank,
+// worst over r (staging stores; merge reads in step).
 template <class Index>
 int worstBank(Index index, int vt) {
     int worst = 0;
     for (int r = 0; r < vt; ++r) {
-        std::vector<int> banks(32, 0);
-        for (int t = 0; t < 32; ++t) ++banks[index(t * vt + r) % 32];
-        worst = std::max(worst, *std::max_element(banks.begin(), banks.end()));
+        int banks[32] = {};
+        for (int t = 0; t < 32; ++t) worst = std::max(worst, ++banks[index(t * vt + r) % 32]);
     }
     return worst;
 }
@@ -1024,21 +955,18 @@ void testLayouts() {
             const SpanChunks<4> s{shift, count};
             std::vector<int> seen(count, 0);
             for (int c = 0; c < s.chunks(); ++c)
-                for (int e = 0; e < 4; ++e) {
-                    const int x = s.first(c) + e;
+                for (int x = s.first(c); x < s.first(c) + 4; ++x) {
                     if (x >= 0 && x < count) ++seen[x];
-                    if (s.full(c) && (x < 0 || x >= count)) chunksOk = false;  // a vector access past the span
+                    else chunksOk = chunksOk && !s.full(c);  // a vector access past the span
                 }
-            for (int x = 0; x < count; ++x) chunksOk = chunksOk && seen[x] == 1;
+            chunksOk = chunksOk && std::count(seen.begin(), seen.end(), 1) == count;
         }
     expect(chunksOk, "SpanChunks: every element once, full chunks inside the span");
     bool padOk = true;
-    for (int vt = 1; vt <= 32; ++vt)
-        if (vt != 31) padOk = padOk && worstBank(padded, vt) <= ((vt & (vt - 1)) == 0 ? 1 : 2);
-    expect(padOk, "padded(): staging stores conflict-free for vt = 1, 2, 4, 8, 16, 32, at most 2-way up to 30");
-    auto unpadded = [](int x) { return x; };
-    expect(worstBank(unpadded, 16) == 16 && worstBank(unpadded, 32) == 32, "unpadded: 16-way at vt 16, 32-way at 32");
-    bool swizzleOk = true;  // a permutation within each 32-word row that keeps 4-word chunks whole
+    for (int vt = 1; vt <= 30; ++vt) padOk = padOk && worstBank(padded, vt) <= ((vt & (vt - 1)) == 0 ? 1 : 2);
+    expect(padOk && worstBank(padded, 32) == 1,
+           "padded(): staging stores conflict-free for vt = 1, 2, 4, 8, 16, 32, at most 2-way up to 30");
+    bool swizzleOk = true;
     for (int x = 0; x < 1 << 16; ++x) {
         const int y = swizzled(x);
         swizzleOk = swizzleOk && y / 32 == x / 32 && y % 4 == x % 4 && swizzled(x - x % 4) + x % 4 == y && swizzled(y) == x;
@@ -1048,9 +976,8 @@ void testLayouts() {
         int worst = 0;
         for (int j = 0; j < vt / 4; ++j)
             for (int q = 0; q < 4; ++q) {
-                std::vector<int> groups(8, 0);
-                for (int t = 8 * q; t < 8 * q + 8; ++t) ++groups[swizzled(t * vt + 4 * j) / 4 % 8];
-                worst = std::max(worst, *std::max_element(groups.begin(), groups.end()));
+                int groups[8] = {};
+                for (int t = 8 * q; t < 8 * q + 8; ++t) worst = std::max(worst, ++groups[swizzled(t * vt + 4 * j) / 4 % 8]);
             }
         return worst;
     };
@@ -1061,209 +988,142 @@ void testLayouts() {
            "swizzled(): merge reads in step (lane t at t * vt + r) are 4-way at vt 16, 24 and 32");
 }
 
-// The first 16-byte boundary inside v: the tile tests place a, b and out at chosen offsets from it.
+// v's elements `shift` elements past a 16-byte boundary, junk around them: how the tile tests place the inputs and
+// outputs (at offsets the kernels meet) and the shared buffers (which start 16-byte aligned).
 template <class T>
-T* aligned(std::vector<T>& v) {
-    const uintptr_t p = reinterpret_cast<uintptr_t>(v.data());
-    return v.data() + ((16 - p % 16) % 16) / sizeof(T);
-}
-
-// Inputs of one tile test, placed in memory as the kernels see them: keys at chosen
-// offsets from a 16-byte boundary, values = positions in a||b likewise, junk around both.
 struct Placed {
-    std::vector<float> aStore, bStore;
-    std::vector<uint32_t> vaStore, vbStore;
-    float *a, *b;
-    uint32_t *va, *vb;
-    int m, n;
-    Placed(const std::vector<float>& ka, const std::vector<float>& kb, int aShift, int bShift)
-        : aStore(ka.size() + 8, -500.0f), bStore(kb.size() + 8, -500.0f), vaStore(ka.size() + 8, 99999),
-          vbStore(kb.size() + 8, 99999), m(static_cast<int>(ka.size())), n(static_cast<int>(kb.size())) {
-        a = aligned(aStore) + aShift, b = aligned(bStore) + bShift;
-        va = aligned(vaStore) + bShift, vb = aligned(vbStore) + aShift;  // values shifted unlike their keys
-        std::copy(ka.begin(), ka.end(), a);
-        std::copy(kb.begin(), kb.end(), b);
-        for (int e = 0; e < m; ++e) va[e] = e;
-        for (int e = 0; e < n; ++e) vb[e] = m + e;
+    std::vector<T> store;
+    T* p;
+    Placed(const std::vector<T>& v, int shift, T junk) : store(v.size() + 16, junk) {
+        p = store.data() + (16 - reinterpret_cast<uintptr_t>(store.data()) % 16) % 16 / sizeof(T) + shift;
+        std::copy(v.begin(), v.end(), p);
     }
-    TileSpans spans(size_t tile, int nv) const {
-        const size_t total = m + n, k0 = tile * nv, k1 = std::min(k0 + nv, total);
-        return tile_spans(tile, nv, total, co_rank<size_t>(k0, a, m, b, n), co_rank<size_t>(k1, a, m, b, n));
+    bool untouchedOutside(size_t count, T junk) const {
+        auto isJunk = [junk](T x) { return x == junk; };
+        const T* end = store.data() + store.size();
+        return std::all_of(store.data(), static_cast<const T*>(p), isJunk) && std::all_of<const T*>(p + count, end, isJunk);
     }
 };
+template <class T, int N>
+struct Registers {  // one thread's register array, kept across the barrier between two loops over threads
+    T r[N];
+};
 
-// Every pair of lengths around 0, one tile and several tiles, in three shapes (runs of
-// 4 values: ties across the inputs; every a below every b; the reverse), a and b at every
-// offset from a 16-byte boundary. visit(a, b, aShift, bShift) returns false to stop.
-template <int kNv, class Visit>
-bool sweepTileInputs(uint64_t seed, Visit&& visit) {
-    SplitMix64 rng(seed);
+// A production kernel's own steps, thread by thread, tile after tile, the barriers between the loops over threads.
+// path_tiles: load_two_spans | tile_merge, tile_values | tile_stage | tile_store, one shared tile. path_pipelined:
+// pipelined_copy | pipelined_merge, pipelined_values | pipelined_stage | pipelined_store, through two buffers. Both
+// start as junk and keep older tiles' leftovers, which nothing may read. Values are positions in a||b (shifted
+// unlike their keys), so the output's values are its provenance. Also: span_slots keeps 16-byte copies on 16-byte
+// slots and inside the buffer, and nothing is stored outside the output.
+template <class T>
+bool tilesMatch(const std::vector<float>& ka, const std::vector<float>& kb, int aShift, int bShift, int outShift) {
+    constexpr int NT = T::nt, VT = T::vt, NV = T::nv;
+    constexpr bool kPipelined = T::style == PathStyle::Pipelined;
+    const int m = static_cast<int>(ka.size()), n = static_cast<int>(kb.size()), total = m + n;
+    std::vector<uint32_t> positions(total);
+    std::iota(positions.begin(), positions.end(), 0u);
+    const Placed<float> a(ka, aShift, -500.0f), b(kb, bShift, -500.0f);
+    const Placed<uint32_t> va({positions.begin(), positions.begin() + m}, bShift, 99999),
+        vb({positions.begin() + m, positions.end()}, aShift, 99999);
+    const Placed<float> out(std::vector<float>(total, -7777.0f), outShift, -7777.0f),
+        keyBuffers(std::vector<float>(T::buffers * T::slots, 1000.0f), 0, 1000.0f);  // junk a stray read would merge
+    const Placed<uint32_t> vout(std::vector<uint32_t>(total, 77777), outShift, 77777),
+        valueBuffers(std::vector<uint32_t>(T::buffers * T::slots, 55555), 0, 55555);
+    std::vector<Registers<float, VT>> keys(NT);
+    std::vector<Registers<uint32_t, VT>> values(NT);
+    bool slotsOk = true;
+    for (size_t tile = 0; tile * NV < size_t(total); ++tile) {
+        float* sk = keyBuffers.p + (kPipelined ? (tile & 1) * T::slots : 0);
+        uint32_t* sv = valueBuffers.p + (kPipelined ? (tile & 1) * T::slots : 0);
+        const size_t k0 = tile * NV, k1 = std::min<size_t>(k0 + NV, total);
+        const TileSpans t = tile_spans(tile, NV, total, co_rank<size_t>(k0, a.p, m, b.p, n), co_rank<size_t>(k1, a.p, m, b.p, n));
+        const int bCount = t.count - t.aCount;
+        const SpanSlots ks = span_slots(a.p + t.a0, t.aCount, b.p + t.b0), vs = span_slots(va.p + t.a0, t.aCount, vb.p + t.b0);
+        for (const SpanSlots& s : {ks, vs}) slotsOk = slotsOk && s.aStart < 4 && s.bStart + bCount <= NV + 12;
+        slotsOk = slotsOk && ks.aStart == static_cast<int>(a.p + t.a0 - align_down_16(a.p + t.a0)) &&
+                  ks.bStart % 4 == static_cast<int>(b.p + t.b0 - align_down_16(b.p + t.b0));
+        for (int tid = 0; tid < NT; ++tid)
+            if constexpr (kPipelined) pipelined_copy<NT>(tid, t, a.p, b.p, va.p, vb.p, sk, sv);
+            else load_two_spans<NT, NV>(tid, a.p + t.a0, t.aCount, b.p + t.b0, bCount, sk),
+                 load_two_spans<NT, NV>(tid, va.p + t.a0, t.aCount, vb.p + t.b0, bCount, sv);
+        for (int tid = 0; tid < NT; ++tid) {  // barrier
+            int from[VT];
+            if constexpr (kPipelined) pipelined_merge<VT>(tid, t, ks, sk, keys[tid].r, from),
+                                      pipelined_values<VT>(tid, t, ks, vs, sv, from, values[tid].r);
+            else tile_merge<VT>(tid, sk, t.aCount, t.count, keys[tid].r, from), tile_values<VT>(sv, from, values[tid].r);
+        }
+        for (int tid = 0; tid < NT; ++tid)  // barrier
+            if constexpr (kPipelined) pipelined_stage<VT>(tid, keys[tid].r, sk), pipelined_stage<VT>(tid, values[tid].r, sv);
+            else tile_stage<VT>(tid, keys[tid].r, sk), tile_stage<VT>(tid, values[tid].r, sv);
+        for (int tid = 0; tid < NT; ++tid)  // barrier
+            if constexpr (kPipelined) pipelined_store<NT, NV>(tid, sk, t.count, out.p + t.k0),
+                                      pipelined_store<NT, NV>(tid, sv, t.count, vout.p + t.k0);
+            else tile_store<NT, NV>(tid, sk, t.count, out.p + t.k0), tile_store<NT, NV>(tid, sv, t.count, vout.p + t.k0);
+    }
+    const std::string what = std::string(kPipelined ? "path_pipelined " : "path_tiles ") + std::to_string(NT) + "x" +
+                             std::to_string(VT) + ", shifts " + std::to_string(aShift) + "/" + std::to_string(bShift) +
+                             "/" + std::to_string(outShift) + ", m=" + std::to_string(m) + " n=" + std::to_string(n);
+    if ((kPipelined && !slotsOk) || !out.untouchedOutside(total, -7777.0f) || !vout.untouchedOutside(total, 77777))
+        return failed("%s: %s\n", what.c_str(), !slotsOk ? "a span's slots break the 16-byte alignment or pass "
+                           "the buffer" : "a store landed outside the output");
+    return matchesReference(what, ka, kb, out.p, vout.p);
+}
+
+// T's steps on every pair of lengths around 0, one tile and several tiles, in three shapes (runs of 4 values: ties
+// across the inputs; every a below every b; the reverse), a and b at every offset from a 16-byte boundary, out at 2.
+template <class T>
+bool sweepTiles(size_t& runs) {
+    SplitMix64 rng(T::style == PathStyle::Pipelined ? 34 : 12);
     auto sortedRun = [&](int length, int alphabet) {
         std::vector<float> v(length);
         for (float& x : v) x = static_cast<float>(rng.below(alphabet));
         std::sort(v.begin(), v.end());
         return v;
     };
-    const int lengths[] = {0, 1, 3, 4, 5, kNv - 1, kNv, kNv + 1, 2 * kNv + 3, 5 * kNv - 2};
+    const int lengths[] = {0, 1, 3, 4, 5, T::nv - 1, T::nv, T::nv + 1, 2 * T::nv + 3, 5 * T::nv - 2};
     for (int m : lengths)
         for (int n : lengths)
             for (int shape = 0; shape < 3; ++shape) {
                 std::vector<float> a = sortedRun(m, shape == 0 ? 4 : 1000), b = sortedRun(n, shape == 0 ? 4 : 1000);
                 for (float& x : shape == 1 ? b : a) x += shape == 0 ? 0.0f : 2000.0f;
-                for (int aShift = 0; aShift < 4; ++aShift)
-                    for (int bShift = 0; bShift < 4; ++bShift)
-                        if (!visit(a, b, aShift, bShift)) return false;
+                for (int shifts = 0; shifts < 32; ++shifts, ++runs)
+                    if (!tilesMatch<T>(a, b, shifts / 2 / 4, shifts / 2 % 4, shifts % 2)) return false;
             }
     return true;
 }
 
-// The output of a tile test: keys and values with sentinels on both sides; checks that
-// nothing landed outside, then keys and provenance (through the values) exactly.
-struct PlacedOutput {
-    std::vector<float> keyStore;
-    std::vector<uint32_t> valueStore;
-    float* keys;
-    uint32_t* values;
-    int total;
-    PlacedOutput(int count, int shift) : keyStore(count + 16, -7777.0f), valueStore(count + 16, 77777), total(count) {
-        keys = aligned(keyStore) + shift, values = aligned(valueStore) + shift;
-    }
-    bool matches(const std::string& what, const std::vector<float>& a, const std::vector<float>& b) const {
-        for (size_t s = 0; s < keyStore.size(); ++s) {
-            const bool inside = keyStore.data() + s >= keys && keyStore.data() + s < keys + total;
-            if (!inside && (keyStore[s] != -7777.0f || valueStore[s] != 77777)) {
-                std::printf("%s: a store landed outside the output\n", what.c_str());
-                return false;
-            }
-        }
-        return sameAsReference(what, std::vector<float>(keys, keys + total), std::vector<size_t>(values, values + total),
-                               referenceOf(a, b), a.size());
-    }
-};
-
-template <class T, int N>
-struct Registers {  // one thread's register array, kept across the barrier between two loops over threads
-    T r[N];
-};
-
-// A production kernel's own steps, thread by thread, tile after tile, the barriers between
-// the loops over threads. path_tiles: load_two_spans | tile_merge, tile_values |
-// tile_stage | tile_store, with one shared tile. path_pipelined: pipelined_copy |
-// pipelined_merge, pipelined_values | pipelined_stage | pipelined_store, through two
-// buffers. Both start as junk and keep older tiles' leftovers, which nothing may read.
-// Values are positions in a||b, so the output's values are its provenance. Also:
-// span_slots keeps 16-byte copies on 16-byte slots and inside the buffer.
-template <class T>
-bool tilesMatch(const std::vector<float>& ka, const std::vector<float>& kb, int aShift, int bShift, int outShift) {
-    constexpr int NT = T::nt, VT = T::vt;
-    constexpr bool kPipelined = T::style == PathStyle::Pipelined;
-    const Placed in(ka, kb, aShift, bShift);
-    PlacedOutput out(in.m + in.n, outShift);
-    std::vector<float> keyStore(T::buffers * T::slots + 4, 1000.0f);  // junk a stray read would merge
-    std::vector<uint32_t> valueStore(T::buffers * T::slots + 4, 55555);
-    std::vector<Registers<float, VT>> keys(NT);
-    std::vector<Registers<uint32_t, VT>> values(NT);
-    bool slotsOk = true;
-    for (size_t tile = 0; tile < ceilDiv(static_cast<size_t>(out.total), static_cast<size_t>(T::nv)); ++tile) {
-        const size_t buffer = kPipelined ? (tile & 1) * T::slots : 0;
-        float* keyBuffer = aligned(keyStore) + buffer;  // the kernel's buffers start 16-byte aligned
-        uint32_t* valueBuffer = aligned(valueStore) + buffer;
-        const TileSpans t = in.spans(tile, T::nv);
-        const SpanSlots ks = span_slots(in.a + t.a0, t.aCount, in.b + t.b0);
-        const SpanSlots vs = span_slots(in.va + t.a0, t.aCount, in.vb + t.b0);
-        for (const SpanSlots& s : {ks, vs}) slotsOk = slotsOk && s.aStart < 4 && s.bStart + t.count - t.aCount <= T::nv + 12;
-        slotsOk = slotsOk && ks.aStart == static_cast<int>(in.a + t.a0 - align_down_16(in.a + t.a0)) &&
-                  ks.bStart % 4 == static_cast<int>(in.b + t.b0 - align_down_16(in.b + t.b0));
-        for (int tid = 0; tid < NT; ++tid) {
-            if constexpr (kPipelined) {
-                pipelined_copy<NT>(tid, t, in.a, in.b, in.va, in.vb, keyBuffer, valueBuffer);
-            } else {
-                load_two_spans<NT, T::nv>(tid, in.a + t.a0, t.aCount, in.b + t.b0, t.count - t.aCount, keyBuffer);
-                load_two_spans<NT, T::nv>(tid, in.va + t.a0, t.aCount, in.vb + t.b0, t.count - t.aCount, valueBuffer);
-            }
-        }
-        for (int tid = 0; tid < NT; ++tid) {
-            int from[VT];
-            if constexpr (kPipelined) {
-                pipelined_merge<VT>(tid, t, ks, keyBuffer, keys[tid].r, from);
-                pipelined_values<VT>(tid, t, ks, vs, valueBuffer, from, values[tid].r);
-            } else {
-                tile_merge<VT>(tid, keyBuffer, t.aCount, t.count, keys[tid].r, from);
-                tile_values<VT>(valueBuffer, from, values[tid].r);
-            }
-        }
-        for (int tid = 0; tid < NT; ++tid) {
-            if constexpr (kPipelined) {
-                pipelined_stage<VT>(tid, keys[tid].r, keyBuffer);
-                pipelined_stage<VT>(tid, values[tid].r, valueBuffer);
-            } else {
-                tile_stage<VT>(tid, keys[tid].r, keyBuffer);
-                tile_stage<VT>(tid, values[tid].r, valueBuffer);
-            }
-        }
-        for (int tid = 0; tid < NT; ++tid) {
-            if constexpr (kPipelined) {
-                pipelined_store<NT, T::nv>(tid, keyBuffer, t.count, out.keys + t.k0);
-                pipelined_store<NT, T::nv>(tid, valueBuffer, t.count, out.values + t.k0);
-            } else {
-                tile_store<NT, T::nv>(tid, keyBuffer, t.count, out.keys + t.k0);
-                tile_store<NT, T::nv>(tid, valueBuffer, t.count, out.values + t.k0);
-            }
-        }
-    }
-    const std::string what = std::string(kPipelined ? "path_pipelined " : "path_tiles ") + std::to_string(NT) + "x" +
-                             std::to_string(VT) + ", shifts " + std::to_string(aShift) + "/" + std::to_string(bShift) +
-                             "/" + std::to_string(outShift) + ", m=" + std::to_string(in.m) + " n=" + std::to_string(in.n);
-    if (kPipelined && !slotsOk) std::printf("%s: a span's slots break the 16-byte alignment or pass the buffer\n", what.c_str());
-    return (!kPipelined || slotsOk) && out.matches(what, ka, kb);
-}
-
-template <class T>
-void sweepTiles(size_t& runs, bool& ok) {
-    ok = ok && sweepTileInputs<T::nv>(T::style == PathStyle::Pipelined ? 34 : 12,
-                                      [&](const std::vector<float>& a, const std::vector<float>& b, int aShift, int bShift) {
-                                          for (int outShift : {0, 1})
-                                              if (++runs, !tilesMatch<T>(a, b, aShift, bShift, outShift)) return false;
-                                          return true;
-                                      });
-}
-
 void testProductionTiles() {
     using S = PathStyle;
-    bool tilesOk = true, pipelinedOk = true;
     size_t tileRuns = 0, pipelinedRuns = 0;
-    sweepTiles<PathTuning<4, 3, S::Tiles>>(tileRuns, tilesOk);  // odd vt, tiny nt: the code of 256x16 and 128x32
-    sweepTiles<PathTuning<8, 8, S::Tiles>>(tileRuns, tilesOk);
-    sweepTiles<PathTuning<2, 16, S::Tiles>>(tileRuns, tilesOk);
-    sweepTiles<PathTuning<4, 32, S::Tiles>>(tileRuns, tilesOk);
-    expect(tilesOk, "path_tiles steps: load_two_spans, tile_merge, tile_values, tile_stage, tile_store");
-    sweepTiles<PathTuning<4, 4, S::Pipelined>>(pipelinedRuns, pipelinedOk);
-    sweepTiles<PathTuning<8, 8, S::Pipelined>>(pipelinedRuns, pipelinedOk);
-    sweepTiles<PathTuning<2, 24, S::Pipelined>>(pipelinedRuns, pipelinedOk);
-    sweepTiles<PathTuning<4, 32, S::Pipelined>>(pipelinedRuns, pipelinedOk);
-    expect(pipelinedOk, "path_pipelined steps: pipelined_copy, _merge, _values, _stage, _store, two buffers");
+    expect(sweepTiles<PathTuning<4, 3, S::Tiles>>(tileRuns) &&  // odd vt, tiny nt: the code of 256x16 and 128x32
+           sweepTiles<PathTuning<8, 8, S::Tiles>>(tileRuns) && sweepTiles<PathTuning<2, 16, S::Tiles>>(tileRuns) &&
+           sweepTiles<PathTuning<4, 32, S::Tiles>>(tileRuns),
+           "path_tiles steps: load_two_spans, tile_merge, tile_values, tile_stage, tile_store");
+    expect(sweepTiles<PathTuning<4, 4, S::Pipelined>>(pipelinedRuns) &&
+           sweepTiles<PathTuning<8, 8, S::Pipelined>>(pipelinedRuns) &&
+           sweepTiles<PathTuning<2, 24, S::Pipelined>>(pipelinedRuns) &&
+           sweepTiles<PathTuning<4, 32, S::Pipelined>>(pipelinedRuns),
+           "path_pipelined steps: pipelined_copy, _merge, _values, _stage, _store, two buffers");
     std::printf("production tiles: path_tiles 4x3, 8x8, 2x16, 4x32 (%zu runs), path_pipelined 4x4, 8x8, 2x24, 4x32 "
                 "(%zu runs); inputs x 16-byte offsets of a, b, out\n", tileRuns, pipelinedRuns);
 }
 
 int runSelftest() {
-    // The seed's ceil bug: 10 outputs over 4 threads need 3 each; integer division before
-    // ceil gives 2 and leaves outputs 8 and 9 to no one.
+    // The seed's ceil bug: 10 outputs over 4 threads need 3 each; integer division before ceil gives 2 and leaves
+    // outputs 8 and 9 to no one.
     expect(ceilDiv<size_t>(10, 4) == 3, "ceilDiv(10, 4) == 3 (10 / 4 == 2 would fall short)");
     const std::vector<float> a = {1, 4, 6, 9}, b = {2, 3, 5, 7};  // the seed's worked example (12.4)
     expect(co_rank<size_t>(3, a.data(), 4, b.data(), 4) == 1, "seed example: co-rank of 3 is 1");
     const std::vector<float> ta = {1, 5, 9}, tb = {5, 5, 5};  // Day 36's ties: 1, a's 5, then b's 5s
     expect(co_rank<size_t>(2, ta.data(), 3, tb.data(), 3) == 2, "ties: a's 5 comes before b's");
-    testLinear();
-    testCircularRounds();
+    testSeedPieces();
     testLayouts();
     testProductionTiles();
     return selftestVerdict();
 }
 
 // ================================================================= VERIFY AND THE LESSON
-
-struct Options {  // the lesson's own options (the standard ones live in common/lesson.hpp)
+struct Options {  // the lesson's own (the standard ones live in common/lesson.hpp); read in main
     MergeShape shape = MergeShape::Random;
     size_t m = 0, n = 0;
     std::string key = "float";
@@ -1283,11 +1143,11 @@ MergeProblem<Key, Value> upload(const std::vector<Key>& a, const std::vector<Key
 }
 bool fitsProvenance(size_t total) { return total < 0xFFFFFFFFu; }  // uint32 positions; all ones is the poison
 
-// The seed kernels with knobs that stress them: odd vt, thread counts that are not powers
-// of two, windows down to 5 slots with many rounds.
+// The seed kernels with knobs that stress them: odd vt, thread counts that are not powers of two, windows down to 5
+// slots with many rounds.
 const std::vector<SeedKnobs> kVerifySeed = {
-    {Seed::Basic, 256, 1},  {Seed::Basic, 768, 3},     {Seed::Basic, 4096, 16},   {Seed::Tiled, 1024, 4},
-    {Seed::Tiled, 960, 8},  {Seed::Tiled, 4096, 16},   {Seed::Circular, 5, 1, 9}, {Seed::Circular, 32, 4, 7},
+    {Seed::Basic, 256, 1}, {Seed::Basic, 768, 3},   {Seed::Basic, 4096, 16},   {Seed::Tiled, 1024, 4},
+    {Seed::Tiled, 960, 8}, {Seed::Tiled, 4096, 16}, {Seed::Circular, 5, 1, 9}, {Seed::Circular, 32, 4, 7},
     {Seed::Circular, 1024, 8, 2}, {Seed::Circular, 2048, 16, 3}};
 
 template <class Key, class Value>
@@ -1299,8 +1159,7 @@ bool verifyRows(const std::vector<Key>& a, const std::vector<Key>& b, const Merg
                      kPairs<Value> ? "key-value" : "");
 }
 
-// The adversarial set for tiles 1024, 2048 and 4096, plus inputs of thousands of tiles,
-// skewed ones (m >> n, every a below every b), and odd m (b then starts off 16 bytes).
+// Every row, keys and key-value, on each input; one host merge serves every row of an input.
 template <class Key>
 int verifyKey(const char* keyName, const std::vector<MergeCase>& cases) {
     int failed = 0;
@@ -1308,7 +1167,7 @@ int verifyKey(const char* keyName, const std::vector<MergeCase>& cases) {
         std::vector<Key> a, b;
         makeMergeInput(c.shape, c.m, c.n, a, b);
         const bool pairs = fitsProvenance(a.size() + b.size());
-        const MergeReference<Key> reference(a, b);  // one host merge serves every row of this input
+        const MergeReference<Key> reference(a, b);
         size_t keyRows = 0, pairRows = 0;
         const bool ok = verifyRows<Key, NoValues>(a, b, reference, keyRows) &&
                         (!pairs || verifyRows<Key, uint32_t>(a, b, reference, pairRows));
@@ -1320,18 +1179,22 @@ int verifyKey(const char* keyName, const std::vector<MergeCase>& cases) {
     return failed;
 }
 
+// The adversarial set for tiles 1024, 2048 and 4096, plus inputs of thousands of tiles, skewed ones (m >> n, every
+// a below every b), and odd m (b then starts off 16 bytes); or the one input --m/--n name (e.g. past 2^31).
 int runVerify(const Options& o, const Run&) {
     std::vector<MergeCase> cases;
+    auto add = [&](const MergeCase& c) {
+        if (std::none_of(cases.begin(), cases.end(), [&](const MergeCase& d) { return d.shape == c.shape && d.m == c.m && d.n == c.n; }))
+            cases.push_back(c);
+    };
     for (size_t tile : {size_t{1024}, size_t{2048}, size_t{4096}})
-        for (const MergeCase& c : adversarialMergeCases(tile))
-            if (std::none_of(cases.begin(), cases.end(), [&](const MergeCase& d) { return d.shape == c.shape && d.m == c.m && d.n == c.n; }))
-                cases.push_back(c);
+        for (const MergeCase& c : adversarialMergeCases(tile)) add(c);
     using S = MergeShape;
     for (MergeCase c : {MergeCase{S::Random, (1u << 22) + 3, (1u << 21) + 5}, MergeCase{S::ABelowB, (1u << 22) + 1, 3},
                         MergeCase{S::BBelowA, 3, (1u << 22) + 1}, MergeCase{S::ABelowB, (1u << 21) + 1, (1u << 21) - 1},
                         MergeCase{S::ManyTies, (1u << 21) + 2, (1u << 20) + 1}})
         cases.push_back(c);
-    if (o.oneInput) cases = {{o.shape, o.m, o.n}};  // one long input, e.g. past 2^31
+    if (o.oneInput) cases = {{o.shape, o.m, o.n}};
     int failed = 0;
     if (o.bothKeys || o.key == "float") failed += verifyKey<float>("float", cases);
     if (o.bothKeys || o.key == "uint32") failed += verifyKey<uint32_t>("uint32", cases);
@@ -1339,8 +1202,8 @@ int runVerify(const Options& o, const Run&) {
     return failed ? kExitCheckFailed : kExitPass;
 }
 
-// One table: every row and the library checked on the same input, then the copy, the
-// library and every row timed in one run. Returns the rows' times (none untimed).
+// One table: every row and the library checked on the same input, then the copy, the library and every row timed in
+// one run. ms: the rows' times (none when untimed).
 template <class Key, class Value>
 bool runSection(const std::string& title, const std::vector<Key>& a, const std::vector<Key>& b,
                 const std::vector<SeedKnobs>& seed, const Run& run, CsvFile& csv, std::vector<double>& ms) {
@@ -1392,8 +1255,7 @@ int runLessonFor(const Options& o, const Run& run, const char* keyName, CsvFile&
         std::printf("\nkey-value table skipped: %zu elements do not fit uint32 positions\n", total);
         return kExitPass;
     }
-    // The key-value table: each seed kernel at its fastest knobs above (untimed: its first).
-    std::vector<SeedKnobs> best;
+    std::vector<SeedKnobs> best;  // the key-value table: each seed kernel at its fastest knobs above (untimed: its first)
     std::vector<double> bestMs;
     for (size_t r = 0; r < seed.size(); ++r) {
         const double t = ms.empty() ? 0 : ms[r];
@@ -1412,7 +1274,6 @@ int runLesson(const Options& o, const Run& run) {
 }
 
 // ================================================================= MAIN
-
 void readOptions(const Args& args, const Run& run, Options& o) {
     o.shape = mergeShapeFromName(args.choice("--input", "random", mergeShapeWords()));
     o.m = args.count("--m", run.quick ? 1677722 : size_t{1} << 24);  // 2^24, or about a tenth
@@ -1423,14 +1284,15 @@ void readOptions(const Args& args, const Run& run, Options& o) {
     o.tiles = args.countList("--tiles", {1024, 2048, 4096}, 1);
     o.vts = args.countList("--per-thread", {4, 8, 16}, 1);
     o.rounds = static_cast<int>(args.count("--rounds", 2, 1));
-    auto atMost = [&](const char* name, const std::vector<size_t>& values, size_t most, const std::string& why) {
-        for (size_t v : values) if (v > most) args.fail(std::string(name) + " must be at most " + std::to_string(most) + why);
+    auto atMost = [&](const char* name, const std::vector<size_t>& values, size_t most, const char* why = "") {
+        for (size_t v : values)
+            if (v > most) args.fail(std::string(name) + " must be at most " + std::to_string(most) + why);
     };
-    atMost("--basic-per-thread values", o.basicVts, 4096, "");
+    atMost("--basic-per-thread values", o.basicVts, 4096);
     atMost("--tiles values", o.tiles, SeedKnobs::kMaxTile, " (2 x tile keys in 48 KiB of shared memory)");
-    atMost("--per-thread values", o.vts, 1024, "");
-    atMost("--rounds", {static_cast<size_t>(o.rounds)}, 4096, "");
-    atMost("--m and --n", {o.m, o.n}, size_t{1} << 40, "");
+    atMost("--per-thread values", o.vts, 1024);
+    atMost("--rounds", {static_cast<size_t>(o.rounds)}, 4096);
+    atMost("--m and --n", {o.m, o.n}, size_t{1} << 40);
     bool anyShape = false;
     for (size_t tile : o.tiles)
         for (size_t vt : o.vts) anyShape = anyShape || (tile % vt == 0 && tile / vt <= 1024);
@@ -1443,13 +1305,11 @@ int main(int argc, char** argv) {
         "Chapter 12: basic, tiled and circular-buffer merges, coarsening, and a merge-path merge near copy speed.",
         {{"--m", "N", "length of a (default 2^24)"}, {"--n", "N", "length of b (default 2^24)"},
          {"--key", "TYPE", "float (default) or uint32; --verify checks both unless given"},
-         {"--input", "SHAPE", "random (default), evens-odds, all-equal, few-distinct, many-ties, a-below-b, "
-                              "b-below-a, seed-ties"},
+         {"--input", "SHAPE", "random (default), evens-odds, all-equal, few-distinct, many-ties, a-below-b, b-below-a, seed-ties"},
          {"--tiles", "LIST", "tile sizes for merge_tiled and merge_circular (default 1024,2048,4096)"},
          {"--per-thread", "LIST", "outputs per thread for merge_tiled and merge_circular (default 4,8,16)"},
          {"--basic-per-thread", "LIST", "outputs per thread for merge_basic (default 1,4,16)"},
-         {"--rounds", "N", "tiles per merge_circular block (default 2)"},
-         {"--no-pairs", "", "skip the key-value table"}},
+         {"--rounds", "N", "tiles per merge_circular block (default 2)"}, {"--no-pairs", "", "skip the key-value table"}},
         kRowFamilies, [&](const Args& args, const Run& run) { readOptions(args, run, o); }, runSelftest,
         [&](const Run& run) { return runVerify(o, run); }, [&](const Run& run) { return runLesson(o, run); }});
 }

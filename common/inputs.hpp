@@ -4,7 +4,10 @@
 // above that, rounding is monotone, so sorted stays sorted and ties appear).
 #pragma once
 
+#include "key_order.hpp"
+
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <limits>
@@ -204,13 +207,17 @@ inline std::vector<MergeCase> adversarialMergeCases(size_t tile) {
 
 enum class SortShape {
     Uniform,      // random over the key type's whole range (floats: finite)
-    Sorted,       // already ascending
+    Sorted,       // already ascending: a random walk up the finite range
     Reversed,     // descending
     AllEqual,     // one key repeated
-    FewDistinct,  // keys from 4 values
-    ManyTies,     // keys from 256 values
+    FewDistinct,  // 16 values
+    ManyTies,     // 256 values
+    Zipf,         // P(key) ~ 1 / key: small keys repeat heavily
+    Gaussian,     // a bell around the middle of the range
+    Staggered,    // 128 blocks, each from its own range of keys, the ranges out of order
     OrganPipe,    // ascending, then descending
     SignedZeros,  // floats: -0.0, +0.0 and +-1 mixed; other types: 0 and +-1
+    Specials,     // floats: -NaN, -inf, -1, -0.0, +0.0, 1, inf, NaN; other types: those bit patterns
 };
 
 struct SortShapeName {
@@ -220,10 +227,12 @@ struct SortShapeName {
 
 inline const std::vector<SortShapeName>& sortShapeNames() {
     static const std::vector<SortShapeName> names = {
-        {SortShape::Uniform, "uniform"},        {SortShape::Sorted, "sorted"},
-        {SortShape::Reversed, "reversed"},      {SortShape::AllEqual, "all-equal"},
+        {SortShape::Uniform, "uniform"},     {SortShape::Sorted, "sorted"},
+        {SortShape::Reversed, "reversed"},   {SortShape::AllEqual, "all-equal"},
         {SortShape::FewDistinct, "few-distinct"}, {SortShape::ManyTies, "many-ties"},
-        {SortShape::OrganPipe, "organ-pipe"},   {SortShape::SignedZeros, "signed-zeros"},
+        {SortShape::Zipf, "zipf"},           {SortShape::Gaussian, "gaussian"},
+        {SortShape::Staggered, "staggered"}, {SortShape::OrganPipe, "organ-pipe"},
+        {SortShape::SignedZeros, "signed-zeros"}, {SortShape::Specials, "specials"},
     };
     return names;
 }
@@ -246,6 +255,13 @@ inline const char* sortShapeName(SortShape shape) {
     return "?";
 }
 
+// The distributions a sort's table has a row for (DESIGN.md); the others
+// serve the adversarial set.
+inline std::vector<SortShape> sortTableShapes() {
+    return {SortShape::Uniform, SortShape::Sorted,   SortShape::Reversed,  SortShape::AllEqual, SortShape::FewDistinct,
+            SortShape::Zipf,    SortShape::Gaussian, SortShape::Staggered, SortShape::OrganPipe};
+}
+
 // A uniformly random key of the type's whole range (floats: finite values
 // of every exponent, both signs).
 template <class Key>
@@ -263,38 +279,69 @@ Key randomKey(SplitMix64& rng) {
     }
 }
 
+// The shapes are built as ordered 32-bit ranks (common/key_order.hpp) and
+// mapped to the key type, so each has the same shape for uint32, int32 and
+// float; only Specials holds NaNs and infinities. Linear time (no host
+// sort), so 2^28 keys take a second or two.
 template <class Key>
 std::vector<Key> makeSortInput(SortShape shape, size_t n, uint64_t seed = 14) {
     std::vector<Key> keys(n);
     SplitMix64 rng(seed);
-    switch (shape) {
-        case SortShape::Uniform:
-            for (auto& key : keys) key = randomKey<Key>(rng);
-            break;
-        case SortShape::Sorted:
-        case SortShape::Reversed:
-        case SortShape::OrganPipe:
-            for (auto& key : keys) key = randomKey<Key>(rng);
-            std::sort(keys.begin(), keys.end());
-            if (shape == SortShape::Reversed) std::reverse(keys.begin(), keys.end());
-            if (shape == SortShape::OrganPipe) std::reverse(keys.begin() + n / 2, keys.end());
-            break;
-        case SortShape::AllEqual:
-            std::fill(keys.begin(), keys.end(), keyFromInt<Key>(42));
-            break;
-        case SortShape::FewDistinct:
-        case SortShape::ManyTies: {
-            const uint64_t alphabet = shape == SortShape::FewDistinct ? 4 : 256;
-            for (auto& key : keys) key = keyFromInt<Key>(static_cast<int64_t>(rng.below(alphabet)));
-            break;
+    // Finite keys only: for floats the ranks of -FLT_MAX and +FLT_MAX bound the range.
+    const uint64_t lo = std::is_floating_point<Key>::value ? orderedBits(-std::numeric_limits<float>::max()) : 0;
+    const uint64_t hi = std::is_floating_point<Key>::value ? orderedBits(std::numeric_limits<float>::max()) : 0xFFFFFFFFu;
+    auto key = [&](uint64_t rank) { return keyFromOrderedBits<Key>(static_cast<uint32_t>(std::min(std::max(rank, lo), hi))); };
+    const uint64_t step = std::max<uint64_t>(1, (hi - lo) / std::max<size_t>(n, 1));
+    auto walk = [&](size_t from, size_t to, bool up) {  // non-decreasing ranks, written forward or backward
+        uint64_t v = lo + rng.below(step);
+        for (size_t i = from; i < to; ++i) {
+            keys[up ? i : from + to - 1 - i] = key(v);
+            v += rng.below(2 * step);
         }
-        case SortShape::SignedZeros: {
-            const Key choices[4] = {keyFromInt<Key>(0), negativeZero<Key>(), keyFromInt<Key>(1),
-                                    static_cast<Key>(std::is_signed<Key>::value ? -1 : 2)};
-            for (auto& key : keys) key = choices[rng.below(4)];
-            break;
+    };
+    uint64_t alphabet[256];
+    for (auto& a : alphabet) a = lo + rng.below(hi - lo + 1);
+    const uint64_t middle = lo + (hi - lo) / 2;
+    for (size_t i = 0; i < n; ++i) {
+        switch (shape) {
+            case SortShape::Uniform: keys[i] = randomKey<Key>(rng); break;
+            case SortShape::AllEqual: keys[i] = keyFromInt<Key>(42); break;
+            case SortShape::FewDistinct: keys[i] = key(alphabet[rng.below(16)]); break;
+            case SortShape::ManyTies: keys[i] = key(alphabet[rng.below(256)]); break;
+            case SortShape::Zipf: {  // rank offset 2^(32 u) - 1 above the middle: P ~ 1 / offset
+                const double u = (rng.next() >> 11) * 0x1.0p-53;
+                keys[i] = key(middle + static_cast<uint64_t>(std::exp2(31.0 * u) - 1.0));
+                break;
+            }
+            case SortShape::Gaussian: {  // Box-Muller, sd 1/16 of the range
+                const double u1 = ((rng.next() >> 11) + 1) * 0x1.0p-53, u2 = (rng.next() >> 11) * 0x1.0p-53;
+                const double g = std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * u2);
+                keys[i] = key(static_cast<uint64_t>(std::max(0.0, static_cast<double>(middle) + g * (hi - lo) / 16.0)));
+                break;
+            }
+            case SortShape::Staggered: {  // block b < 64 takes range 2b + 1 of 128, the rest range 2b - 128
+                const uint64_t b = i * 128 / n, range = b < 64 ? 2 * b + 1 : 2 * b - 128, width = (hi - lo) / 128;
+                keys[i] = key(lo + range * width + rng.below(width));
+                break;
+            }
+            case SortShape::SignedZeros: {
+                const Key choices[4] = {keyFromInt<Key>(0), negativeZero<Key>(), keyFromInt<Key>(1),
+                                        static_cast<Key>(std::is_signed<Key>::value ? -1 : 2)};
+                keys[i] = choices[rng.below(4)];
+                break;
+            }
+            case SortShape::Specials: {
+                const uint32_t special[8] = {0xFFC00000u, 0xFF800000u, 0xBF800000u, 0x80000000u,
+                                             0x00000000u, 0x3F800000u, 0x7F800000u, 0x7FC00000u};
+                const uint32_t raw = special[rng.below(8)];
+                std::memcpy(&keys[i], &raw, sizeof raw);
+                break;
+            }
+            default: break;  // the walks below
         }
     }
+    if (shape == SortShape::Sorted || shape == SortShape::Reversed) walk(0, n, shape == SortShape::Sorted);
+    if (shape == SortShape::OrganPipe) walk(0, n / 2, true), walk(n / 2, n, false);
     return keys;
 }
 

@@ -48,6 +48,8 @@ add_lesson() { [ -x "$BUILD/$1" ] && { lessons+=("$1"); small_args+=("$2"); }; }
 add_lesson merge_path   "--m 3001 --n 2000 --input many-ties --per-thread 1,3,4,64 --no-timing"
 add_lesson merge_tiled  "--m 5001 --n 3001 --no-timing"
 add_lesson bitonic_sort "--n 20011 --pairs --no-timing"
+add_lesson merge_sort   "--n 20011 --pairs --no-timing"
+add_lesson sample_sort  "--n 70000 --input zipf --pairs --no-timing"
 step ctest ctest --test-dir "$BUILD" --output-on-failure --parallel 4
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu --format=csv >"$LOG_DIR/nvidia-smi.txt" 2>&1
 for i in "${!lessons[@]}"; do
@@ -83,6 +85,10 @@ if [ $large -eq 1 ]; then
   large merge_tiled_past_2e31 "$BUILD/merge_tiled" --verify --key float --m 1073741825 --n 1073741827
   # 2^28 + 3 keys, not a power of two, keys and key-value (a few GB).
   large bitonic_sort_past_2e28 "$BUILD/bitonic_sort" --verify --n 268435459
+  # 2^31 + 11 keys through every merge_sort row, checked against CUB's stable merge sort (about 60 GB).
+  large merge_sort_past_2e31 "$BUILD/merge_sort" --verify --n 2147483659 --key uint32
+  # 2^31 + 11 keys through the sample sort (checks only).
+  large sample_sort_past_2e31 "$BUILD/sample_sort" --n 2147483659 --no-timing
   finish_large
 fi
 

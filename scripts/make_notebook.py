@@ -54,6 +54,12 @@ EXERCISES = {
          "exit 1: a check fails (14.1's trap: the merge reads past the exhausted run)"),
         ("EXERCISE_FORGET_PAIR_START", "--quick --no-timing",
          "exit 1: a check fails (14.2's trap: co-rank forgets where its pair of runs starts)"),
+        ("EXERCISE_SEED_TIE_TEST", "--quick --no-timing --pairs --input few-distinct",
+         "exit 1: a provenance mismatch in the seed's row (the seed's strict tie test: equal keys leave unstably)"),
+    ],
+    "sample_sort": [
+        ("EXERCISE_UNSTABLE_RANK", "--n 100000 --input few-distinct --pairs --no-timing",
+         "exit 1: a provenance mismatch (the rank within a bucket no longer keeps input order)"),
     ],
 }
 

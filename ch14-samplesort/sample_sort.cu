@@ -1,0 +1,1401 @@
+// Chapter 14.3: sample sort. Splitters cut the key range into buckets; one
+// pass (histogram, scan, rank, scatter) sends every key to its bucket; every
+// bucket is then sorted on its own, with no merge. Part A launches the seed's
+// pipeline on its 8 keys and shows its trap (bad splitters: one huge bucket).
+// Part B sorts arrays that fill a GPU: splitters from an oversampled random
+// sample, a branch-free search tree, equality buckets for duplicates, a second
+// level for big buckets, one-block radix sorts for small ones. It is stable.
+//
+// Build (one file):  nvcc -std=c++17 -O3 -arch=sm_75 -o sample_sort sample_sort.cu
+//                    (use your card's -arch, e.g. sm_90 on an H100/H200)
+// Run:
+//   ./sample_sort                  device report, Part A, checks, the 2^28-key table (uniform uint32)
+//   ./sample_sort --dist all       a table per distribution, then the summary
+//   ./sample_sort --quick          2^22 keys, for a short Colab cell on a T4
+//   ./sample_sort --verify         every kernel on the adversarial set, every distribution
+//   ./sample_sort --selftest       host tests of the building blocks (no GPU)
+//   ./sample_sort --key float --pairs --descending --input zipf --n 2^24
+// Reading map: "Part A" (bucketOf, the seed's kernels, the trap), "Part B":
+// "tuning", "pieces" (tree, splitters, bucket ranges, warp rank), "kernels"
+// (splitters, histogram, scan, scatter, classify, bucket sort, copy),
+// "launchers" (the level loop), "inputs and reference", "the variant table",
+// "selftest", "the lesson", "main".
+// Change: --n, --key, --pairs, --descending, --input/--dist, --only; the
+// Tuning struct (buckets per level, oversampling, tile). Exercise (README.md):
+// build with -DEXERCISE_UNSTABLE_RANK; the keys still sort, provenance says not stably.
+
+#include "../common/inputs.hpp"
+#include "../common/selftest.hpp"
+#include "../common/sort_buffers.cuh"
+#include "../common/variants.hpp"
+
+#include <cmath>
+#include <thread>
+
+// ======================================================= Part A: the seed
+// The tie rule, kept by every piece in both parts: a key equal to a splitter
+// goes to the bucket that splitter opens (bucketOf counts the splitters <= key),
+// and keys of one bucket keep their input order (a key's rank is the count of
+// earlier keys in its bucket), so the scatter is stable.
+
+// The seed's bucket search: splitters ascending; bucket b holds [s[b-1], s[b]).
+__host__ __device__ inline int bucketOf(uint32_t value, const uint32_t* splitters, int numSplitters) {
+    int b = 0;
+    for (int s = 0; s < numSplitters; s++) {
+        if (value >= splitters[s]) b++;
+        else break;
+    }
+    return b;
+}
+
+// One step of the seed's scan (Hillis-Steele): element tid adds the one d back.
+__host__ __device__ inline unsigned scanStep(const unsigned* src, int tid, int d) {
+    return tid >= d ? src[tid] + src[tid - d] : src[tid];
+}
+
+// Element i's rank within its bucket: the earlier elements of the same bucket
+// (the seed's per-bucket indicator scan, one thread per element).
+__host__ __device__ inline unsigned rankInBucket(const int* bucket, size_t i) {
+    unsigned rank = 0;
+    for (size_t j = 0; j < i; ++j) rank += bucket[j] == bucket[i];
+    return rank;
+}
+
+// Insertion sort of one bucket: stable, a key moves only past larger ones.
+__host__ __device__ inline void insertionSort(uint32_t* keys, size_t count) {
+    for (size_t i = 1; i < count; ++i) {
+        const uint32_t key = keys[i];
+        size_t j = i;
+        for (; j > 0 && keys[j - 1] > key; --j) keys[j] = keys[j - 1];
+        keys[j] = key;
+    }
+}
+
+__global__ void seedBucketKernel(const uint32_t* a, size_t n, const uint32_t* splitters, int numSplitters, int* bucket) {
+    const size_t i = static_cast<size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+    if (i < n) bucket[i] = bucketOf(a[i], splitters, numSplitters);
+}
+
+__global__ void seedHistogramKernel(const int* bucket, size_t n, unsigned* count) {
+    const size_t i = static_cast<size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+    if (i < n) atomicAdd(&count[bucket[i]], 1u);
+}
+
+// One block of exactly `base` threads (the seed returned early for tid >= n,
+// before a barrier; launching exactly n threads keeps every thread at it).
+__global__ void seedScanKernel(const unsigned* count, unsigned* offset, int base) {
+    extern __shared__ unsigned scanBuffers[];
+    unsigned *src = scanBuffers, *dst = scanBuffers + base;
+    const int tid = threadIdx.x;
+    src[tid] = count[tid];
+    __syncthreads();
+    for (int d = 1; d < base; d *= 2) {
+        dst[tid] = scanStep(src, tid, d);
+        __syncthreads();
+        unsigned* swap = src;
+        src = dst;
+        dst = swap;
+    }
+    offset[tid] = src[tid] - count[tid];  // inclusive minus own: exclusive
+}
+
+__global__ void seedRankKernel(const int* bucket, size_t n, unsigned* rank) {
+    const size_t i = static_cast<size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+    if (i < n) rank[i] = rankInBucket(bucket, i);
+}
+
+__global__ void seedScatterKernel(const uint32_t* a, size_t n, const int* bucket, const unsigned* offset,
+                                  const unsigned* rank, uint32_t* out) {
+    const size_t i = static_cast<size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+    if (i < n) out[offset[bucket[i]] + rank[i]] = a[i];
+}
+
+// Every bucket sorted on its own: one thread per bucket ("its own block's job").
+__global__ void seedBucketSortKernel(uint32_t* out, const unsigned* offset, const unsigned* count, int base) {
+    const int b = blockIdx.x * blockDim.x + threadIdx.x;
+    if (b < base) insertionSort(out + offset[b], count[b]);
+}
+
+// What each launch of the seed's pipeline left, downloaded for printing.
+struct SeedRun {
+    std::vector<int> bucket;
+    std::vector<unsigned> rank, count, offset;
+    std::vector<uint32_t> scattered, sorted;
+};
+
+// The seed's pipeline, launched. withSort = false stops after the histogram
+// (the trap's counts; the O(n) rank per thread is for small inputs).
+SeedRun seedPipeline(const std::vector<uint32_t>& a, const std::vector<uint32_t>& splitters, bool withSort) {
+    const size_t n = a.size();
+    const int ns = static_cast<int>(splitters.size()), base = ns + 1;
+    DeviceBuffer<uint32_t> dA(n), dSplitters(ns), dOut(n);
+    DeviceBuffer<int> dBucket(n);
+    DeviceBuffer<unsigned> dCount(base), dOffset(base), dRank(n);
+    dA.upload(a.data(), n);
+    dSplitters.upload(splitters.data(), ns);
+    CUDA_CHECK(cudaMemset(dCount.get(), 0, base * sizeof(unsigned)));
+    const unsigned blocks = gridFor(n, 256, "seed pipeline");
+    SeedRun r;
+    r.bucket.resize(n);
+    r.count.resize(base);
+    seedBucketKernel<<<blocks, 256>>>(dA.get(), n, dSplitters.get(), ns, dBucket.get());
+    CUDA_CHECK_LAUNCH("seedBucketKernel");
+    seedHistogramKernel<<<blocks, 256>>>(dBucket.get(), n, dCount.get());
+    CUDA_CHECK_LAUNCH("seedHistogramKernel");
+    dBucket.download(r.bucket.data(), n);
+    dCount.download(r.count.data(), base);
+    if (!withSort) return r;
+    seedScanKernel<<<1, base, 2 * base * sizeof(unsigned)>>>(dCount.get(), dOffset.get(), base);
+    CUDA_CHECK_LAUNCH("seedScanKernel");
+    seedRankKernel<<<blocks, 256>>>(dBucket.get(), n, dRank.get());
+    CUDA_CHECK_LAUNCH("seedRankKernel");
+    seedScatterKernel<<<blocks, 256>>>(dA.get(), n, dBucket.get(), dOffset.get(), dRank.get(), dOut.get());
+    CUDA_CHECK_LAUNCH("seedScatterKernel");
+    r.rank.resize(n);
+    r.offset.resize(base);
+    r.scattered.resize(n);
+    r.sorted.resize(n);
+    dRank.download(r.rank.data(), n);
+    dOffset.download(r.offset.data(), base);
+    dOut.download(r.scattered.data(), n);
+    seedBucketSortKernel<<<1, base>>>(dOut.get(), dOffset.get(), dCount.get(), base);
+    CUDA_CHECK_LAUNCH("seedBucketSortKernel");
+    dOut.download(r.sorted.data(), n);
+    return r;
+}
+
+template <class T>
+std::string spaced(const std::vector<T>& values) {
+    std::string text;
+    for (const auto& v : values) text += (text.empty() ? "" : " ") + std::to_string(v);
+    return text;
+}
+
+// Largest bucket over the mean: 1 is perfect balance, `buckets` is one bucket holding all.
+template <class T>
+double imbalance(const std::vector<T>& counts) {
+    double total = 0, largest = 0;
+    for (const auto& c : counts) total += c, largest = std::max<double>(largest, c);
+    return total > 0 ? largest / (total / counts.size()) : 0;
+}
+
+// Part A's run: the seed's example, each printed line compared with the
+// seed's; then the trap. Returns false if a line differs.
+bool runPartA() {
+    std::printf("\nPart A: the seed's pipeline as kernels, on its example\n");
+    const std::vector<uint32_t> a = {19, 3, 42, 7, 55, 12, 38, 25}, splitters = {15, 30};
+    const SeedRun r = seedPipeline(a, splitters, true);
+    bool ok = true;
+    auto line = [&ok](const char* label, const std::string& got, const char* want) {
+        const bool same = got == want;
+        ok = ok && same;
+        std::printf("  %-22s %s%s%s\n", label, got.c_str(), same ? "" : "   MISMATCH, the seed has ", same ? "" : want);
+    };
+    std::printf("  input                  %s, splitters 15 30 (buckets [-inf,15) [15,30) [30,inf))\n", spaced(a).c_str());
+    line("bucket of each key", spaced(r.bucket), "1 0 2 0 2 0 2 1");
+    line("rank within bucket", spaced(r.rank), "0 0 0 1 1 2 2 1");
+    line("count per bucket", spaced(r.count), "3 2 3");
+    line("offset per bucket", spaced(r.offset), "0 3 5");
+    line("scattered", spaced(r.scattered), "3 7 12 19 25 42 55 38");
+    line("each bucket sorted", spaced(r.sorted), "3 7 12 19 25 38 42 55");
+
+    // The trap: the same fixed splitters on data they know nothing about.
+    std::vector<uint32_t> skewed(100000);
+    SplitMix64 rng(143);
+    for (auto& key : skewed) key = 1000 + static_cast<uint32_t>(rng.below(1000));
+    const SeedRun fixed = seedPipeline(skewed, splitters, false);
+    std::vector<uint32_t> sample(48);  // 16 per bucket: the sample's job is to see the data
+    for (auto& s : sample) s = skewed[rng.below(skewed.size())];
+    std::sort(sample.begin(), sample.end());
+    const std::vector<uint32_t> sampled = {sample[16], sample[32]};
+    const SeedRun fromSample = seedPipeline(skewed, sampled, false);
+    std::printf("  the trap: 100000 keys in [1000, 2000), 3 buckets\n");
+    std::printf("    splitters 15 30 (fixed):           counts %-20s largest/mean %.2f (3.00: one bucket has all)\n",
+                spaced(fixed.count).c_str(), imbalance(fixed.count));
+    std::printf("    splitters %u %u (sample of 48):  counts %-20s largest/mean %.2f\n", sampled[0], sampled[1],
+                spaced(fromSample.count).c_str(), imbalance(fromSample.count));
+    ok = ok && fixed.count[2] == skewed.size() && imbalance(fromSample.count) < 1.5;
+    std::printf("  Part A: %s\n", ok ? "every line matches the seed" : "MISMATCH");
+    return ok;
+}
+
+// ===================================================== Part B: production
+// Part B sorts 32-bit ordered keys (common's rankOf: uint32, int32 and float
+// mapped to unsigned words in the same order, flipped for --descending) and
+// turns them back into keys on the last write.
+// --------------------------------------------------------------------- tuning
+
+struct Tuning {
+    // Distribution (histogram and scatter): nt threads, vt keys each per chunk.
+    static constexpr int nt = 256, vt = 8, nv = nt * vt, warps = nt / 32;
+    static constexpr int chunksPerTile = 8;
+    static constexpr size_t tileKeys = size_t{nv} * chunksPerTile;  // keys per histogram row
+    static constexpr int maxLevels = 8;                        // tree depth: k = 2^levels buckets by splitters
+    static constexpr int maxSlots = 2 << maxLevels;            // 2k - 1 buckets (equality ones included) + 1 pad
+    static constexpr int oversample = 16;                      // sample keys per bucket
+    static constexpr int sampleNt = 1024;
+    static constexpr int maxSample = (1 << maxLevels) * oversample;
+    static constexpr int sampledLevels = 2;                    // deeper levels split the key range evenly
+    static constexpr int scanNt = 256, scanVt = 16, scanNv = scanNt * scanVt;
+    static constexpr int copyNt = 256;
+    static constexpr uint32_t copyPiece = 1u << 16;            // keys per block of an equality bucket's copy
+};
+
+// A one-block bucket sort: kNt threads, kVt keys each, sorted in shared
+// memory by 8-bit digits (radix, least significant first: stable).
+template <int kNt, int kVt>
+struct LocalTier {
+    static constexpr int nt = kNt, vt = kVt, nv = kNt * kVt, warps = kNt / 32;
+    static size_t sharedBytes(bool pairs) {
+        return (size_t{nv} * (pairs ? 8 : 4)) + sizeof(unsigned) * (size_t{warps} * 256 + 2 * 256 + 32);
+    }
+};
+using Tier0 = LocalTier<128, 8>;   // up to 1024 keys
+using Tier1 = LocalTier<256, 16>;  // up to 4096
+using Tier2 = LocalTier<512, 32>;  // up to 16384: more shared memory than a T4 block may have
+
+struct DistributionShared {
+    uint32_t tree[Tuning::maxSlots];                                // nodes 1..k-1, then the k-1 sorted splitters
+    unsigned warpCounts[Tuning::warps * Tuning::maxSlots];
+    unsigned totals[Tuning::maxSlots], starts[Tuning::maxSlots], scratch[32];
+    size_t base[Tuning::maxSlots];                                  // where each bucket's next key goes
+    uint32_t stageKeys[Tuning::nv], stageValues[Tuning::nv];
+    uint16_t stageBucket[Tuning::nv];
+};
+static_assert(sizeof(DistributionShared) <= 48 * 1024, "the distribution kernels use static shared memory");
+
+// A piece of the array one level distributes: its keys lie in [lo, hi].
+struct Segment {
+    size_t start, len, firstTile;
+    uint32_t lo, hi;
+};
+// A bucket for one block: sort [start, start + len) (keys - lo have `bits` bits), or copy it.
+struct Task {
+    size_t start;
+    uint32_t len, lo, bits, unused;
+};
+// What a level's classify kernel hands the host: the next level's size, the
+// task lists' lengths, and the balance figures.
+struct Plan {
+    unsigned long long nextSegsTiles;  // segments in the low 24 bits, tiles above: one atomic hands out both
+    unsigned long long largest, nonEmpty, keysToBlocks, keysEqual;
+    unsigned lists[4];                 // tiers 0, 1, 2, then copies
+    unsigned overflow;
+};
+constexpr int kCopyList = 3;
+
+// --------------------------------------------------------------------- pieces
+
+// The implicit search tree: node i (1-based, heap order) at depth d holds the
+// sorted splitter (2p + 1) * 2^(levels - d - 1) - 1, p = i - 2^d: the root is
+// the median, its children the quartiles.
+__host__ __device__ inline int treeNode(unsigned i, int levels) {
+    int depth = 0;
+    while ((2u << depth) <= i) ++depth;
+    const unsigned p = i - (1u << depth);
+    return static_cast<int>((2 * p + 1) << (levels - depth - 1)) - 1;
+}
+
+// The bucket of a key: walk the tree (each comparison is the next step, no
+// branch), which counts b = the splitters <= key, as bucketOf does; a key
+// equal to splitter b-1 goes to equality bucket 2b-1, the others to 2b. So
+// bucket 2b holds sorted[b-1] < key < sorted[b], and 2b-1 needs no sort.
+__host__ __device__ inline unsigned treeBucket(const uint32_t* tree, int levels, uint32_t key) {
+    const uint32_t* sorted = tree + (1u << levels);
+    unsigned node = 1;
+    for (int l = 0; l < levels; ++l) node = 2 * node + (key >= tree[node]);
+    const unsigned b = node - (1u << levels);
+    return 2 * b - (b > 0 && sorted[b - 1] == key);
+}
+
+// Splitter j (0 <= j < k-1) of a segment: from the sorted sample, evenly
+// spaced; or, past the sampled levels, evenly spaced over [lo, hi], which
+// shrinks every bucket's range k-fold per level whatever the data.
+__host__ __device__ inline uint32_t sampleSplitter(const uint32_t* sortedSample, int sampleSize, int j, int k) {
+    return sortedSample[static_cast<size_t>(j + 1) * sampleSize / k];
+}
+__host__ __device__ inline uint32_t rangeSplitter(uint32_t lo, uint32_t hi, int j, int k) {
+    const uint64_t width = uint64_t{hi} - lo + 1;
+    return lo + static_cast<uint32_t>(width * static_cast<uint64_t>(j + 1) / k);
+}
+
+// The keys bucket `id` can hold, given its segment's [lo, hi]; only asked for
+// buckets that hold keys (an empty one may have hi < lo).
+__host__ __device__ inline void bucketRange(unsigned id, const uint32_t* sorted, int k, uint32_t lo, uint32_t hi,
+                                            uint32_t& bucketLo, uint32_t& bucketHi) {
+    if (id & 1) {
+        bucketLo = bucketHi = sorted[(id + 1) / 2 - 1];
+        return;
+    }
+    const int b = static_cast<int>(id / 2);
+    bucketLo = b == 0 ? lo : sorted[b - 1] + 1;
+    bucketHi = b == k - 1 ? hi : sorted[b] - 1;
+}
+
+__host__ __device__ inline size_t smaller(size_t x, size_t y) { return x < y ? x : y; }
+
+__host__ __device__ inline unsigned bitWidth(uint32_t x) {
+    unsigned bits = 0;
+    while (x >> bits && bits < 32) ++bits;
+    return bits;
+}
+
+// The rank of this lane among the lanes of its warp holding the same bucket
+// (peers, from __match_any_sync): the peers on lower lanes come first.
+__host__ __device__ inline unsigned peerRank(unsigned peers, unsigned lane) {
+#ifdef EXERCISE_UNSTABLE_RANK
+    const unsigned before = lane == 31 ? 0 : peers >> (lane + 1);  // the exercise: higher lanes first
+#else
+    const unsigned before = peers & ((1u << lane) - 1u);
+#endif
+#ifdef __CUDA_ARCH__
+    return __popc(before);
+#else
+    return static_cast<unsigned>(__builtin_popcount(before));
+#endif
+}
+
+// Where a keys' histogram row lives: per segment, bucket-major (bucket b of
+// every tile, then b + 1), so one exclusive scan of all rows gives each
+// (tile, bucket) its place: earlier buckets first, then earlier tiles.
+__host__ __device__ inline size_t countsIndex(const Segment& s, int slots, unsigned b, size_t tile) {
+    return s.firstTile * slots + b * ceilDiv(s.len, Tuning::tileKeys) + tile;
+}
+
+// The segment a tile belongs to: first tiles ascend with the segment index.
+__host__ __device__ inline unsigned segmentOfTile(const Segment* segs, unsigned count, size_t tile) {
+    unsigned lo = 0, hi = count;
+    while (lo < hi) {
+        const unsigned mid = (lo + hi) / 2;
+        if (segs[mid].firstTile <= tile) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo - 1;
+}
+
+// out[i] = carry + in[0] + ... + in[i-1]; returns the sum carried on.
+__host__ __device__ inline uint64_t serialExclusiveScan(const unsigned* in, uint64_t* out, int count, uint64_t carry) {
+    for (int i = 0; i < count; ++i) {
+        out[i] = carry;
+        carry += in[i];
+    }
+    return carry;
+}
+
+// Sample position i of a segment: a hash, so that periodic or sorted input
+// cannot line up with the sample.
+__host__ __device__ inline size_t samplePosition(const Segment& s, int level, int i) {
+    uint64_t z = (s.start * 0x9E3779B97F4A7C15ull) ^ (static_cast<uint64_t>(level) << 56) ^ static_cast<uint64_t>(i);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return s.start + (z ^ (z >> 31)) % s.len;
+}
+
+// Where keys come from: the caller's keys (the first level), or ordered keys.
+template <class Key>
+struct KeySource {
+    const Key* keys;
+    uint32_t flip;
+    __device__ uint32_t operator()(size_t i) const { return rankOf(keys[i], flip); }
+};
+struct OrderedSource {
+    const uint32_t* keys;
+    __device__ uint32_t operator()(size_t i) const { return keys[i]; }
+};
+
+// ---------------------------------------------------------- block-level helpers
+
+// Ranks kVt items per lane in the warp's order (item j of every lane before
+// item j + 1; lower lanes first) among the warp's earlier keys of the same
+// bucket; counts (this warp's row) ends holding the warp's bucket counts.
+template <int kVt>
+__device__ inline void warpRank(const unsigned (&bucket)[kVt], unsigned (&rank)[kVt], unsigned* counts) {
+    const unsigned lane = threadIdx.x & 31;
+    DEVICE_UNROLL
+    for (int j = 0; j < kVt; ++j) {
+        const unsigned peers = __match_any_sync(0xFFFFFFFFu, bucket[j]);
+        const int leader = __ffs(peers) - 1;  // one lane per bucket reads and writes its count
+        unsigned base = lane == static_cast<unsigned>(leader) ? counts[bucket[j]] : 0;
+        base = __shfl_sync(0xFFFFFFFFu, base, leader);
+        rank[j] = base + peerRank(peers, lane);
+        if (lane == static_cast<unsigned>(leader)) counts[bucket[j]] = base + __popc(peers);
+        __syncwarp();
+    }
+}
+
+template <int kNt>
+__device__ inline unsigned blockExclusiveSum(unsigned x, unsigned* scratch, unsigned& total) {
+    const unsigned lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    unsigned inclusive = x;
+    for (int d = 1; d < 32; d <<= 1) {
+        const unsigned y = __shfl_up_sync(0xFFFFFFFFu, inclusive, d);
+        if (lane >= static_cast<unsigned>(d)) inclusive += y;
+    }
+    if (lane == 31) scratch[warp] = inclusive;
+    __syncthreads();
+    unsigned below = 0, sum = 0;
+    for (unsigned w = 0; w < kNt / 32; ++w) {
+        below += w < warp ? scratch[w] : 0;
+        sum += scratch[w];
+    }
+    total = sum;
+    __syncthreads();
+    return below + inclusive - x;
+}
+
+// After warpRank in every warp: each warp's count row becomes the count of
+// the same bucket in earlier warps, totals the chunk's count per bucket, and
+// starts where each bucket begins in the chunk sorted by bucket.
+template <int kNt>
+__device__ inline void chunkOffsets(unsigned* warpCounts, int slots, unsigned* totals, unsigned* starts, unsigned* scratch) {
+    const int per = (slots + kNt - 1) / kNt;
+    unsigned mine = 0;
+    for (int q = 0; q < per; ++q) {
+        const int b = threadIdx.x * per + q;
+        if (b >= slots) break;
+        unsigned sum = 0;
+        for (int w = 0; w < kNt / 32; ++w) {
+            const unsigned c = warpCounts[w * slots + b];
+            warpCounts[w * slots + b] = sum;
+            sum += c;
+        }
+        totals[b] = sum;
+        mine += sum;
+    }
+    unsigned total;
+    unsigned start = blockExclusiveSum<kNt>(mine, scratch, total);
+    for (int q = 0; q < per; ++q) {
+        const int b = threadIdx.x * per + q;
+        if (b >= slots) break;
+        starts[b] = start;
+        start += totals[b];
+    }
+    __syncthreads();
+}
+
+// Item j of this lane in a chunk: warps own consecutive stretches, lanes
+// interleave within them, so loads coalesce and the order is the input's.
+template <int kVt>
+__device__ inline unsigned stripedPosition(int j) {
+    return (threadIdx.x >> 5) * 32 * kVt + j * 32 + (threadIdx.x & 31);
+}
+
+// -------------------------------------------------------------------- kernels
+
+// One block per segment: the splitters (from a sorted random sample, or
+// from the key range) laid out as the implicit tree, then the sorted list.
+template <class Source>
+__global__ void __launch_bounds__(Tuning::sampleNt)
+splittersKernel(Source src, const Segment* segs, uint32_t* trees, int levels, int level, bool fromSample) {
+    __shared__ uint32_t sample[Tuning::maxSample];
+    __shared__ uint32_t sorted[1 << Tuning::maxLevels];
+    const Segment s = segs[blockIdx.x];
+    const int k = 1 << levels, size = k * Tuning::oversample;
+    if (fromSample) {
+        for (int i = threadIdx.x; i < size; i += Tuning::sampleNt) sample[i] = src(samplePosition(s, level, i));
+        __syncthreads();
+        for (int width = 2; width <= size; width <<= 1)  // bitonic sort of the sample (size is a power of two)
+            for (int j = width / 2; j > 0; j >>= 1) {
+                for (int i = threadIdx.x; i < size; i += Tuning::sampleNt) {
+                    const int partner = i ^ j;
+                    if (partner > i) {
+                        const uint32_t x = sample[i], y = sample[partner];
+                        if ((x > y) == ((i & width) == 0)) sample[i] = y, sample[partner] = x;
+                    }
+                }
+                __syncthreads();
+            }
+    }
+    for (int j = threadIdx.x; j < k - 1; j += Tuning::sampleNt)
+        sorted[j] = fromSample ? sampleSplitter(sample, size, j, k) : rangeSplitter(s.lo, s.hi, j, k);
+    __syncthreads();
+    uint32_t* tree = trees + static_cast<size_t>(blockIdx.x) * (2 << levels);
+    for (int i = threadIdx.x; i < k; i += Tuning::sampleNt) {
+        if (i > 0) tree[i] = sorted[treeNode(i, levels)];
+        if (i < k - 1) tree[k + i] = sorted[i];
+    }
+}
+
+// Loads a segment's tree and finds the tile's stretch of keys.
+template <int kLevels>
+__device__ inline void openTile(const Segment* segs, unsigned numSegs, const uint32_t* trees, uint32_t* tree,
+                                Segment& s, size_t& tile, size_t& begin, size_t& end) {
+    const unsigned seg = segmentOfTile(segs, numSegs, blockIdx.x);
+    s = segs[seg];
+    tile = blockIdx.x - s.firstTile;
+    begin = s.start + tile * Tuning::tileKeys;
+    end = smaller(begin + Tuning::tileKeys, s.start + s.len);
+    for (int i = threadIdx.x; i < (2 << kLevels); i += Tuning::nt) tree[i] = trees[static_cast<size_t>(seg) * (2 << kLevels) + i];
+}
+
+// One block per tile: its count of keys per bucket, into the segment's rows.
+template <int kLevels, class Source>
+__global__ void __launch_bounds__(Tuning::nt)
+histogramKernel(Source src, const Segment* segs, unsigned numSegs, const uint32_t* trees, unsigned* counts) {
+    constexpr int slots = 2 << kLevels;
+    __shared__ uint32_t tree[slots];
+    __shared__ unsigned warpCounts[Tuning::warps * slots];
+    Segment s;
+    size_t tile, begin, end;
+    openTile<kLevels>(segs, numSegs, trees, tree, s, tile, begin, end);
+    for (int i = threadIdx.x; i < Tuning::warps * slots; i += Tuning::nt) warpCounts[i] = 0;
+    __syncthreads();
+    unsigned* mine = warpCounts + (threadIdx.x >> 5) * slots;
+    for (size_t chunk = begin; chunk < end; chunk += Tuning::nv) {
+        unsigned bucket[Tuning::vt], rank[Tuning::vt];
+        DEVICE_UNROLL
+        for (int j = 0; j < Tuning::vt; ++j) {
+            const size_t i = chunk + stripedPosition<Tuning::vt>(j);
+            bucket[j] = i < end ? treeBucket(tree, kLevels, src(i)) : slots - 1;  // the pad slot
+        }
+        warpRank(bucket, rank, mine);
+    }
+    __syncthreads();
+    for (int b = threadIdx.x; b < slots; b += Tuning::nt) {
+        unsigned sum = 0;
+        for (int w = 0; w < Tuning::warps; ++w) sum += warpCounts[w * slots + b];
+        counts[countsIndex(s, slots, b, tile)] = b == slots - 1 ? 0 : sum;
+    }
+}
+
+// The exclusive scan of every histogram row, in three launches: the sum of
+// each block's stretch, the scan of those sums (one block), then each stretch.
+__global__ void __launch_bounds__(Tuning::scanNt) scanSumsKernel(const unsigned* counts, size_t count, uint64_t* sums) {
+    __shared__ unsigned scratch[32];
+    const size_t first = static_cast<size_t>(blockIdx.x) * Tuning::scanNv + threadIdx.x * Tuning::scanVt;
+    unsigned mine = 0;
+    for (int q = 0; q < Tuning::scanVt; ++q) mine += first + q < count ? counts[first + q] : 0;
+    unsigned total;
+    blockExclusiveSum<Tuning::scanNt>(mine, scratch, total);  // a stretch's sum fits: 4096 counts of keys per tile row
+    if (threadIdx.x == 0) sums[blockIdx.x] = total;
+}
+
+__global__ void __launch_bounds__(1024) scanBlockSumsKernel(uint64_t* sums, size_t count) {
+    __shared__ uint64_t carry[1024];
+    const size_t per = ceilDiv<size_t>(count, 1024), first = threadIdx.x * per;
+    uint64_t mine = 0;
+    for (size_t q = first; q < first + per && q < count; ++q) mine += sums[q];
+    carry[threadIdx.x] = mine;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        uint64_t running = 0;
+        for (int t = 0; t < 1024; ++t) {
+            const uint64_t c = carry[t];
+            carry[t] = running;
+            running += c;
+        }
+    }
+    __syncthreads();
+    uint64_t running = carry[threadIdx.x];
+    for (size_t q = first; q < first + per && q < count; ++q) {
+        const uint64_t c = sums[q];
+        sums[q] = running;
+        running += c;
+    }
+}
+
+__global__ void __launch_bounds__(Tuning::scanNt)
+scanStretchKernel(const unsigned* counts, size_t count, const uint64_t* sums, uint64_t* offsets) {
+    __shared__ unsigned scratch[32];
+    const size_t first = static_cast<size_t>(blockIdx.x) * Tuning::scanNv + threadIdx.x * Tuning::scanVt;
+    unsigned in[Tuning::scanVt];
+    uint64_t out[Tuning::scanVt];
+    unsigned mine = 0;
+    DEVICE_UNROLL
+    for (int q = 0; q < Tuning::scanVt; ++q) {
+        in[q] = first + q < count ? counts[first + q] : 0;
+        mine += in[q];
+    }
+    unsigned total;
+    const unsigned below = blockExclusiveSum<Tuning::scanNt>(mine, scratch, total);
+    serialExclusiveScan(in, out, Tuning::scanVt, sums[blockIdx.x] + below);
+    DEVICE_UNROLL
+    for (int q = 0; q < Tuning::scanVt; ++q)
+        if (first + q < count) offsets[first + q] = out[q];
+}
+
+// One block per tile: every key (and value) to its bucket's place. A chunk is
+// first sorted by bucket in shared memory (warpRank, chunkOffsets), so that
+// the writes of one bucket are consecutive; within a bucket, input order.
+template <int kLevels, bool kPairs, class Source>
+__global__ void __launch_bounds__(Tuning::nt)
+scatterKernel(Source src, const uint32_t* valuesIn, const Segment* segs, unsigned numSegs, const uint32_t* trees,
+              const uint64_t* offsets, uint32_t* keysOut, uint32_t* valuesOut) {
+    constexpr int slots = 2 << kLevels;
+    __shared__ DistributionShared sh;
+    Segment s;
+    size_t tile, begin, end;
+    openTile<kLevels>(segs, numSegs, trees, sh.tree, s, tile, begin, end);
+    const uint64_t segmentBase = offsets[countsIndex(s, slots, 0, 0)];
+    for (int b = threadIdx.x; b < slots; b += Tuning::nt) sh.base[b] = s.start + offsets[countsIndex(s, slots, b, tile)] - segmentBase;
+    unsigned* mine = sh.warpCounts + (threadIdx.x >> 5) * slots;
+    for (size_t chunk = begin; chunk < end; chunk += Tuning::nv) {
+        const unsigned chunkLen = static_cast<unsigned>(smaller(end - chunk, Tuning::nv));
+        for (int i = threadIdx.x & 31; i < slots; i += 32) mine[i] = 0;
+        __syncthreads();  // the tree (first chunk) and the last chunk's writes are done
+        uint32_t key[Tuning::vt], value[Tuning::vt];
+        unsigned bucket[Tuning::vt], rank[Tuning::vt];
+        DEVICE_UNROLL
+        for (int j = 0; j < Tuning::vt; ++j) {
+            const unsigned p = stripedPosition<Tuning::vt>(j);
+            key[j] = p < chunkLen ? src(chunk + p) : 0;
+            if (kPairs) value[j] = p < chunkLen ? valuesIn[chunk + p] : 0;
+            bucket[j] = p < chunkLen ? treeBucket(sh.tree, kLevels, key[j]) : slots - 1;  // pads sort last
+        }
+        warpRank(bucket, rank, mine);
+        __syncthreads();
+        chunkOffsets<Tuning::nt>(sh.warpCounts, slots, sh.totals, sh.starts, sh.scratch);
+        DEVICE_UNROLL
+        for (int j = 0; j < Tuning::vt; ++j) {
+            const unsigned p = sh.starts[bucket[j]] + mine[bucket[j]] + rank[j];
+            sh.stageKeys[p] = key[j];
+            if (kPairs) sh.stageValues[p] = value[j];
+            sh.stageBucket[p] = static_cast<uint16_t>(bucket[j]);
+        }
+        __syncthreads();
+        for (unsigned i = threadIdx.x; i < chunkLen; i += Tuning::nt) {
+            const unsigned b = sh.stageBucket[i];
+            const size_t to = sh.base[b] + (i - sh.starts[b]);
+            keysOut[to] = sh.stageKeys[i];
+            if (kPairs) valuesOut[to] = sh.stageValues[i];
+        }
+        __syncthreads();
+        for (int b = threadIdx.x; b < slots; b += Tuning::nt) sh.base[b] += sh.totals[b];
+    }
+}
+
+// One thread per (segment, bucket): the bucket's place from the scanned rows,
+// then its fate: nothing (empty), a copy (equality bucket or one value),
+// one block's sort (at most cap keys), or a segment of the next level.
+template <int kLevels>
+__global__ void classifyKernel(const Segment* segs, unsigned numSegs, const uint32_t* trees, const uint64_t* offsets,
+                               size_t cap, Plan* plan, Segment* next, Task* lists, const size_t* listBase,
+                               const size_t* listCap) {
+    constexpr int slots = 2 << kLevels, k = 1 << kLevels;
+    const size_t x = static_cast<size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+    const size_t seg = x / slots;
+    const unsigned id = static_cast<unsigned>(x % slots);
+    if (seg >= numSegs || id == slots - 1) return;
+    const Segment s = segs[seg];
+    const uint64_t segmentBase = offsets[countsIndex(s, slots, 0, 0)];
+    const size_t start = s.start + offsets[countsIndex(s, slots, id, 0)] - segmentBase;
+    const size_t len = s.start + offsets[countsIndex(s, slots, id + 1, 0)] - segmentBase - start;
+    if (len == 0) return;
+    atomicAdd(&plan->nonEmpty, 1ull);
+    atomicMax(&plan->largest, static_cast<unsigned long long>(len));
+    uint32_t lo, hi;
+    bucketRange(id, trees + seg * slots + k, k, s.lo, s.hi, lo, hi);
+    auto append = [&](int list, Task t) {
+        const unsigned at = atomicAdd(&plan->lists[list], 1u);
+        if (at < listCap[list]) lists[listBase[list] + at] = t;
+        else plan->overflow = 1;
+    };
+    if (lo == hi || len == 1) {  // every key the same: copy it out, in pieces
+        atomicAdd(&plan->keysEqual, static_cast<unsigned long long>(len));
+        for (size_t p = 0; p < len; p += Tuning::copyPiece)
+            append(kCopyList, {start + p, static_cast<uint32_t>(smaller(len - p, Tuning::copyPiece)), 0, 0, 0});
+    } else if (len <= cap) {
+        atomicAdd(&plan->keysToBlocks, static_cast<unsigned long long>(len));
+        append(len <= Tier0::nv ? 0 : len <= Tier1::nv ? 1 : 2, {start, static_cast<uint32_t>(len), lo, bitWidth(hi - lo), 0});
+    } else {
+        const unsigned long long tiles = ceilDiv(len, Tuning::tileKeys);
+        const unsigned long long packed = atomicAdd(&plan->nextSegsTiles, (tiles << 24) | 1ull);
+        next[packed & 0xFFFFFF] = {start, len, static_cast<size_t>(packed >> 24), lo, hi};
+    }
+}
+
+// One block per task: the bucket's keys (minus its lo) in registers, sorted
+// by 8-bit digits, least significant first, each digit a stable rank
+// (warpRank, chunkOffsets) and a move through shared memory; then written out
+// as keys. Positions past the bucket hold all-ones keys and stay last.
+template <class Tier, bool kPairs, class Key>
+__global__ void __launch_bounds__(Tier::nt)
+bucketSortKernel(const Task* tasks, const uint32_t* keysIn, const uint32_t* valuesIn, Key* keysOut,
+                 uint32_t* valuesOut, uint32_t flip) {
+    extern __shared__ unsigned char localShared[];
+    uint32_t* sKeys = reinterpret_cast<uint32_t*>(localShared);
+    uint32_t* sValues = sKeys + Tier::nv;
+    unsigned* warpCounts = sKeys + Tier::nv * (kPairs ? 2 : 1);
+    unsigned *totals = warpCounts + Tier::warps * 256, *starts = totals + 256, *scratch = starts + 256;
+    const Task t = tasks[blockIdx.x];
+    uint32_t key[Tier::vt], value[Tier::vt];
+    unsigned rank[Tier::vt];  // after warpRank: rank << 8 | digit, so the digits need no registers of their own
+    DEVICE_UNROLL
+    for (int j = 0; j < Tier::vt; ++j) {
+        const unsigned p = stripedPosition<Tier::vt>(j);
+        key[j] = p < t.len ? keysIn[t.start + p] - t.lo : 0xFFFFFFFFu;
+        if (kPairs) value[j] = p < t.len ? valuesIn[t.start + p] : 0;
+    }
+    unsigned* mine = warpCounts + (threadIdx.x >> 5) * 256;
+    for (unsigned shift = 0; shift < t.bits; shift += 8) {
+        for (int i = threadIdx.x & 31; i < 256; i += 32) mine[i] = 0;
+        __syncwarp();
+        {
+            unsigned digit[Tier::vt];
+            DEVICE_UNROLL
+            for (int j = 0; j < Tier::vt; ++j) digit[j] = (key[j] >> shift) & 0xFF;
+            warpRank(digit, rank, mine);
+            DEVICE_UNROLL
+            for (int j = 0; j < Tier::vt; ++j) rank[j] = rank[j] << 8 | digit[j];
+        }
+        __syncthreads();
+        chunkOffsets<Tier::nt>(warpCounts, 256, totals, starts, scratch);
+        DEVICE_UNROLL
+        for (int j = 0; j < Tier::vt; ++j) {
+            const unsigned d = rank[j] & 0xFF, p = starts[d] + mine[d] + (rank[j] >> 8);
+            sKeys[p] = key[j];
+            if (kPairs) sValues[p] = value[j];
+        }
+        __syncthreads();
+        DEVICE_UNROLL
+        for (int j = 0; j < Tier::vt; ++j) {
+            key[j] = sKeys[stripedPosition<Tier::vt>(j)];
+            if (kPairs) value[j] = sValues[stripedPosition<Tier::vt>(j)];
+        }
+        __syncthreads();
+    }
+    DEVICE_UNROLL
+    for (int j = 0; j < Tier::vt; ++j) {
+        const unsigned p = stripedPosition<Tier::vt>(j);
+        if (p >= t.len) continue;
+        keysOut[t.start + p] = keyOfRank<Key>(key[j] + t.lo, flip);
+        if (kPairs) valuesOut[t.start + p] = value[j];
+    }
+}
+
+// One block per piece of a bucket whose keys are all equal: already in order.
+template <bool kPairs, class Key>
+__global__ void __launch_bounds__(Tuning::copyNt)
+copyKernel(const Task* tasks, const uint32_t* keysIn, const uint32_t* valuesIn, Key* keysOut, uint32_t* valuesOut,
+           uint32_t flip) {
+    const Task t = tasks[blockIdx.x];
+    for (unsigned i = threadIdx.x; i < t.len; i += Tuning::copyNt) {
+        keysOut[t.start + i] = keyOfRank<Key>(keysIn[t.start + i], flip);
+        if (kPairs) valuesOut[t.start + i] = valuesIn[t.start + i];
+    }
+}
+
+__global__ void firstSegmentKernel(Segment* segs, size_t n) { segs[0] = {0, n, 0, 0u, 0xFFFFFFFFu}; }
+
+// ------------------------------------------------------------------ launchers
+
+// One row of the variant table: buckets per level (2^levels) and the largest
+// bucket one block sorts (the largest tier this card's shared memory holds).
+struct SortConfig {
+    int levels;
+    size_t cap;
+};
+
+// What one sort did, level by level, for the balance report.
+struct LevelReport {
+    unsigned segments;
+    size_t keys;
+    Plan plan;
+};
+struct Balance {
+    size_t n = 0;
+    bool pairs = false;
+    std::vector<LevelReport> levels;
+    double passes() const {  // bytes moved over one pass's (read n, write n)
+        if (!n) return 0;
+        double keysMoved = 0;
+        for (const auto& l : levels) keysMoved += l.keys;
+        const double keyShare = pairs ? 0.5 : 1.0;  // the histogram reads keys only
+        return 1.0 + keysMoved / n * (0.5 * keyShare + 1.0);
+    }
+};
+
+// Scratch sizes for a config: a segment holds more than cap keys, so there
+// are at most n / (cap + 1) per level past the first.
+struct ScratchSizes {
+    size_t segs = 0, tiles = 0, counts = 0, sums = 0, trees = 0;
+    size_t lists[4] = {0, 0, 0, 0};
+    ScratchSizes() = default;
+    ScratchSizes(size_t n, const SortConfig& c) {
+        const size_t slots = size_t{2} << c.levels;
+        segs = 1 + n / (c.cap + 1);
+        tiles = ceilDiv(n, Tuning::tileKeys) + segs;
+        counts = tiles * slots + 1;
+        sums = ceilDiv(counts, size_t{Tuning::scanNv}) + 1;
+        trees = segs * slots;
+        const size_t perLevel = segs * (slots - 1);
+        lists[0] = std::min(perLevel, n / 2 + 1);
+        lists[1] = std::min(perLevel, n / (Tier0::nv + 1) + 1);
+        lists[2] = std::min(perLevel, n / (Tier1::nv + 1) + 1);
+        lists[kCopyList] = std::min(perLevel, n) + n / Tuning::copyPiece + 1;
+    }
+    void grow(const ScratchSizes& o) {
+        segs = std::max(segs, o.segs), tiles = std::max(tiles, o.tiles), counts = std::max(counts, o.counts);
+        sums = std::max(sums, o.sums), trees = std::max(trees, o.trees);
+        for (int l = 0; l < 4; ++l) lists[l] = std::max(lists[l], o.lists[l]);
+    }
+    size_t bytes(size_t n, bool pairs) const {
+        size_t listTotal = 0;
+        for (size_t l : lists) listTotal += l;
+        return 2 * n * (pairs ? 8 : 4) + 2 * segs * sizeof(Segment) + counts * 12 + sums * 8 + trees * 4 +
+               listTotal * sizeof(Task) + 4096;
+    }
+};
+
+// The largest bucket one block sorts on this card: the largest tier whose
+// shared memory a block may have (a T4 stops at Tier1, an H200 takes Tier2).
+inline size_t largestTier(const DeviceInfo& device, bool pairs) {
+    if (Tier2::sharedBytes(pairs) <= device.sharedPerBlockOptin) return Tier2::nv;
+    return Tier1::nv;
+}
+
+// One sort on the device: the caller's buffers, plus scratch for every row.
+template <class Key>
+struct Problem {
+    SortBuffers<Key> d;
+    bool descending = false;
+    DeviceBuffer<uint32_t> keysA, keysB, valuesA, valuesB, trees, counts;
+    DeviceBuffer<uint64_t> offsets, sums;
+    DeviceBuffer<Segment> segs[2];
+    DeviceBuffer<Task> lists;
+    DeviceBuffer<size_t> listMeta;  // bases, then capacities
+    DeviceBuffer<Plan> plan;
+    ScratchSizes sizes;
+    size_t listBase[4] = {0, 0, 0, 0};
+    Balance balance;  // of the last sort
+
+    Problem(const std::vector<Key>& input, bool pairs, bool desc) : d(uploadSort(input, pairs)), descending(desc) {}
+    void poison() { d.poison(); }
+    void reserve(const ScratchSizes& s) {
+        sizes = s;
+        keysA.allocate(d.n);
+        keysB.allocate(d.n);
+        if (d.pairs) valuesA.allocate(d.n), valuesB.allocate(d.n);
+        trees.allocate(s.trees);
+        counts.allocate(s.counts);
+        offsets.allocate(s.counts);
+        sums.allocate(s.sums);
+        segs[0].allocate(s.segs);
+        segs[1].allocate(s.segs);
+        size_t meta[8], total = 0;
+        for (int l = 0; l < 4; ++l) listBase[l] = meta[l] = total, meta[4 + l] = s.lists[l], total += s.lists[l];
+        lists.allocate(total);
+        listMeta.allocate(8);
+        listMeta.upload(meta, 8);
+        plan.allocate(1);
+    }
+};
+
+// The scan of n histogram counts into offsets.
+template <class Key>
+void scanCounts(Problem<Key>& p, size_t count) {
+    const unsigned blocks = gridFor(count, Tuning::scanNv, "scanCounts");
+    scanSumsKernel<<<blocks, Tuning::scanNt>>>(p.counts.get(), count, p.sums.get());
+    CUDA_CHECK_LAUNCH("scanSumsKernel");
+    scanBlockSumsKernel<<<1, 1024>>>(p.sums.get(), blocks);
+    CUDA_CHECK_LAUNCH("scanBlockSumsKernel");
+    scanStretchKernel<<<blocks, Tuning::scanNt>>>(p.counts.get(), count, p.sums.get(), p.offsets.get());
+    CUDA_CHECK_LAUNCH("scanStretchKernel");
+}
+
+template <class Tier, bool kPairs, class Key>
+void launchBucketSorts(Problem<Key>& p, int list, unsigned count, const uint32_t* keys, const uint32_t* values) {
+    if (!count) return;
+    const size_t shared = Tier::sharedBytes(kPairs);
+    static bool raised = false;  // once per instantiation: the opt-in past 48 KiB
+    if (!raised) {
+        CUDA_CHECK(cudaFuncSetAttribute(bucketSortKernel<Tier, kPairs, Key>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                        static_cast<int>(shared)));
+        raised = true;
+    }
+    bucketSortKernel<Tier, kPairs, Key><<<count, Tier::nt, shared>>>(p.lists.get() + p.listBase[list], keys, values,
+                                                                     p.d.out.get(), p.d.vout.get(), p.descending ? ~0u : 0u);
+    CUDA_CHECK_LAUNCH("bucketSortKernel");
+}
+
+// One level: splitters, histogram, scan, scatter, classify; then the host
+// reads the plan (a few bytes: the one wait per level), sorts this level's
+// small buckets and sizes the next level's grids.
+template <class Key, int kLevels, bool kPairs, class Source>
+Plan runLevel(Problem<Key>& p, size_t cap, int level, Source src, const uint32_t* valuesIn, unsigned numSegs,
+              size_t numTiles) {
+    constexpr int slots = 2 << kLevels;
+    const Segment* segs = p.segs[level & 1].get();
+    uint32_t* keysOut = level & 1 ? p.keysB.get() : p.keysA.get();
+    uint32_t* valuesOut = level & 1 ? p.valuesB.get() : p.valuesA.get();
+    splittersKernel<<<numSegs, Tuning::sampleNt>>>(src, segs, p.trees.get(), kLevels, level, level < Tuning::sampledLevels);
+    CUDA_CHECK_LAUNCH("splittersKernel");
+    const unsigned tiles = gridFor(numTiles, 1, "histogramKernel");
+    histogramKernel<kLevels><<<tiles, Tuning::nt>>>(src, segs, numSegs, p.trees.get(), p.counts.get());
+    CUDA_CHECK_LAUNCH("histogramKernel");
+    scanCounts(p, numTiles * slots);
+    scatterKernel<kLevels, kPairs><<<tiles, Tuning::nt>>>(src, valuesIn, segs, numSegs, p.trees.get(), p.offsets.get(),
+                                                          keysOut, valuesOut);
+    CUDA_CHECK_LAUNCH("scatterKernel");
+    CUDA_CHECK(cudaMemsetAsync(p.plan.get(), 0, sizeof(Plan)));
+    classifyKernel<kLevels><<<gridFor(size_t{numSegs} * slots, 256, "classifyKernel"), 256>>>(
+        segs, numSegs, p.trees.get(), p.offsets.get(), cap, p.plan.get(), p.segs[(level + 1) & 1].get(), p.lists.get(),
+        p.listMeta.get(), p.listMeta.get() + 4);
+    CUDA_CHECK_LAUNCH("classifyKernel");
+    Plan plan;
+    CUDA_CHECK(cudaMemcpy(&plan, p.plan.get(), sizeof plan, cudaMemcpyDeviceToHost));
+    if (plan.overflow) {
+        std::fprintf(stderr, "sample_sort: a task list outgrew its scratch (%s:%d)\n", __FILE__, __LINE__);
+        std::exit(kExitCudaError);
+    }
+    launchBucketSorts<Tier0, kPairs>(p, 0, plan.lists[0], keysOut, valuesOut);
+    launchBucketSorts<Tier1, kPairs>(p, 1, plan.lists[1], keysOut, valuesOut);
+    if (plan.lists[2]) launchBucketSorts<Tier2, kPairs>(p, 2, plan.lists[2], keysOut, valuesOut);
+    if (plan.lists[kCopyList]) {
+        copyKernel<kPairs><<<plan.lists[kCopyList], Tuning::copyNt>>>(p.lists.get() + p.listBase[kCopyList], keysOut, valuesOut,
+                                                                     p.d.out.get(), p.d.vout.get(), p.descending ? ~0u : 0u);
+        CUDA_CHECK_LAUNCH("copyKernel");
+    }
+    return plan;
+}
+
+// The level loop: the first level reads the caller's keys, later ones the
+// ordered keys the level before wrote; it ends when no bucket is too big.
+template <class Key, int kLevels, bool kPairs>
+void sampleSortAs(Problem<Key>& p, size_t cap) {
+    const size_t n = p.d.n;
+    p.balance = {n, kPairs, {}};
+    if (n == 0) return;
+    firstSegmentKernel<<<1, 1>>>(p.segs[0].get(), n);
+    CUDA_CHECK_LAUNCH("firstSegmentKernel");
+    unsigned numSegs = 1;
+    size_t numTiles = ceilDiv(n, Tuning::tileKeys), keys = n;
+    const int maxLevel = Tuning::sampledLevels + ceilDiv(32, kLevels) + 1;  // range levels end every bucket
+    for (int level = 0; numSegs > 0; ++level) {
+        if (level >= maxLevel) {
+            std::fprintf(stderr, "sample_sort: buckets still too big after %d levels\n", level);
+            std::exit(kExitCheckFailed);
+        }
+        const Plan plan = level == 0
+            ? runLevel<Key, kLevels, kPairs>(p, cap, 0, KeySource<Key>{p.d.in.get(), p.descending ? ~0u : 0u}, p.d.vin.get(),
+                                             numSegs, numTiles)
+            : runLevel<Key, kLevels, kPairs>(p, cap, level, OrderedSource{level & 1 ? p.keysA.get() : p.keysB.get()},
+                                             level & 1 ? p.valuesA.get() : p.valuesB.get(), numSegs, numTiles);
+        p.balance.levels.push_back({numSegs, keys, plan});
+        keys -= plan.keysToBlocks + plan.keysEqual;
+        numSegs = static_cast<unsigned>(plan.nextSegsTiles & 0xFFFFFF);
+        numTiles = static_cast<size_t>(plan.nextSegsTiles >> 24);
+    }
+}
+
+template <class Key>
+void sampleSort(Problem<Key>& p, const SortConfig& c) {
+    if (c.levels == 8) p.d.pairs ? sampleSortAs<Key, 8, true>(p, c.cap) : sampleSortAs<Key, 8, false>(p, c.cap);
+    else p.d.pairs ? sampleSortAs<Key, 4, true>(p, c.cap) : sampleSortAs<Key, 4, false>(p, c.cap);
+}
+
+// ======================================================= inputs and reference
+
+// The distributions and the host reference are common's (inputs.hpp:
+// makeSortInput; sort_buffers.cuh: referenceSort, an LSD radix sort of
+// (rank, index), stable by construction).
+
+// ======================================================== the variant table
+
+template <class Key>
+using Row = Variant<Problem<Key>>;
+
+template <class Key>
+std::vector<Row<Key>> variants(const DeviceInfo& device, bool pairs) {
+    const SortConfig wide{8, largestTier(device, pairs)}, narrow{4, 512};
+    auto row = [](const char* name, const SortConfig& c) {
+        return Row<Key>{name, {std::to_string(1 << c.levels), std::to_string(c.cap), std::to_string(Tuning::oversample)},
+                        [c](Problem<Key>& p) { sampleSort(p, c); }};
+    };
+    return {row("sampleSort 256-way", wide), row("sampleSort 16-way", narrow)};
+}
+inline SortConfig configOf(const std::string& name, const DeviceInfo& device, bool pairs) {
+    return name.find("16-way") != std::string::npos ? SortConfig{4, 512} : SortConfig{8, largestTier(device, pairs)};
+}
+
+// ================================================================= selftest
+
+// Every bucket search against the plain count of splitters <= key (the
+// seed's bucketOf and std::upper_bound), equality buckets included.
+bool treeMatchesSearch(const std::vector<uint32_t>& sorted, int levels, const std::vector<uint32_t>& probes) {
+    const int k = 1 << levels;
+    std::vector<uint32_t> tree(2 * k);
+    for (int i = 1; i < k; ++i) tree[i] = sorted[treeNode(i, levels)];
+    for (int j = 0; j < k - 1; ++j) tree[k + j] = sorted[j];
+    for (uint32_t key : probes) {
+        const unsigned b = static_cast<unsigned>(std::upper_bound(sorted.begin(), sorted.end(), key) - sorted.begin());
+        const unsigned want = 2 * b - (b > 0 && sorted[b - 1] == key);
+        const unsigned got = treeBucket(tree.data(), levels, key);
+        if (got != want || static_cast<unsigned>(bucketOf(key, sorted.data(), k - 1)) != b) {
+            std::printf("treeBucket(key %u, %d splitters) = %u, expected %u\n", key, k - 1, got, want);
+            return false;
+        }
+        uint32_t lo, hi;  // the bucket's range holds the key
+        bucketRange(got, sorted.data(), k, 0, 0xFFFFFFFFu, lo, hi);
+        if (key < lo || key > hi) {
+            std::printf("bucketRange(%u) = [%u, %u] misses key %u\n", got, lo, hi, key);
+            return false;
+        }
+    }
+    return true;
+}
+
+// The seed's pipeline on the host, through the same bodies its kernels run
+// (bucketOf, scanStep, rankInBucket, insertionSort), against std::stable_sort.
+bool seedPiecesSort(const std::vector<uint32_t>& a, const std::vector<uint32_t>& splitters, SeedRun* out = nullptr) {
+    const size_t n = a.size();
+    const int base = static_cast<int>(splitters.size()) + 1;
+    SeedRun r;
+    r.bucket.resize(n);
+    r.count.assign(base, 0);
+    for (size_t i = 0; i < n; ++i) r.bucket[i] = bucketOf(a[i], splitters.data(), base - 1), ++r.count[r.bucket[i]];
+    std::vector<unsigned> src = r.count, dst(base);
+    for (int d = 1; d < base; d *= 2) {
+        for (int tid = 0; tid < base; ++tid) dst[tid] = scanStep(src.data(), tid, d);
+        src.swap(dst);
+    }
+    r.offset.resize(base);
+    for (int b = 0; b < base; ++b) r.offset[b] = src[b] - r.count[b];
+    r.rank.resize(n);
+    r.scattered.assign(n, 0xFFFFFFFFu);
+    for (size_t i = 0; i < n; ++i) r.rank[i] = rankInBucket(r.bucket.data(), i);
+    for (size_t i = 0; i < n; ++i) r.scattered[r.offset[r.bucket[i]] + r.rank[i]] = a[i];
+    r.sorted = r.scattered;
+    for (int b = 0; b < base; ++b) insertionSort(r.sorted.data() + r.offset[b], r.count[b]);
+    std::vector<uint32_t> want = a;
+    std::stable_sort(want.begin(), want.end());
+    if (out) *out = r;
+    return r.sorted == want;
+}
+
+// One distribution level of Part B on the host, through the pieces the
+// kernels call: tree search, histogram rows in countsIndex's layout, the scan
+// (serialExclusiveScan), and the stable place of each key (per warp: its rank
+// from peerRank among equal buckets, after earlier warps and chunks). Checks
+// that every bucket is contiguous, in bucket order, in input order inside.
+bool levelPiecesDistribute(const std::vector<uint32_t>& keys, int levels) {
+    const int k = 1 << levels, slots = 2 << levels;
+    std::vector<uint32_t> sample(k * Tuning::oversample), sorted(k - 1), tree(slots);
+    const Segment s{0, keys.size(), 0, 0, 0xFFFFFFFFu};
+    for (size_t i = 0; i < sample.size(); ++i) sample[i] = keys[samplePosition(s, 0, static_cast<int>(i))];
+    std::sort(sample.begin(), sample.end());
+    for (int j = 0; j < k - 1; ++j) sorted[j] = sampleSplitter(sample.data(), static_cast<int>(sample.size()), j, k);
+    for (int i = 1; i < k; ++i) tree[i] = sorted[treeNode(i, levels)];
+    for (int j = 0; j < k - 1; ++j) tree[k + j] = sorted[j];
+    const size_t tiles = ceilDiv(keys.size(), Tuning::tileKeys);
+    std::vector<unsigned> counts(tiles * slots + 1, 0), bucket(keys.size());
+    for (size_t i = 0; i < keys.size(); ++i) {
+        bucket[i] = treeBucket(tree.data(), levels, keys[i]);
+        ++counts[countsIndex(s, slots, bucket[i], i / Tuning::tileKeys)];
+    }
+    std::vector<uint64_t> offsets(counts.size());
+    serialExclusiveScan(counts.data(), offsets.data(), static_cast<int>(counts.size()), 0);
+    // Places in the order the scatter kernel gives them: chunk by chunk, warp
+    // by warp, item by item, lane by lane, using peerRank for ties in a warp.
+    std::vector<size_t> place(keys.size());
+    std::vector<uint64_t> next(slots);
+    for (size_t t = 0; t < tiles; ++t) {
+        for (int b = 0; b < slots; ++b) next[b] = offsets[countsIndex(s, slots, b, t)];
+        const size_t end = std::min(keys.size(), (t + 1) * Tuning::tileKeys);
+        for (size_t chunk = t * Tuning::tileKeys; chunk < end; chunk += 32) {
+            const unsigned lanes = static_cast<unsigned>(std::min<size_t>(32, end - chunk));
+            for (unsigned lane = 0; lane < lanes; ++lane) {
+                unsigned peers = 0;
+                for (unsigned other = 0; other < lanes; ++other) peers |= static_cast<unsigned>(bucket[chunk + other] == bucket[chunk + lane]) << other;
+                place[chunk + lane] = next[bucket[chunk + lane]] + peerRank(peers, lane);
+            }
+            for (unsigned lane = 0; lane < lanes; ++lane) ++next[bucket[chunk + lane]];
+        }
+    }
+    std::vector<size_t> seen(keys.size(), SIZE_MAX);
+    for (size_t i = 0; i < keys.size(); ++i) {
+        if (place[i] >= keys.size() || seen[place[i]] != SIZE_MAX) return false;
+        seen[place[i]] = i;
+    }
+    for (size_t p = 1; p < keys.size(); ++p) {
+        const unsigned b0 = bucket[seen[p - 1]], b1 = bucket[seen[p]];
+        if (b0 > b1 || (b0 == b1 && seen[p - 1] > seen[p])) {
+            std::printf("level on the host: output %zu holds input %zu (bucket %u) after input %zu (bucket %u)\n", p,
+                        seen[p], b1, seen[p - 1], b0);
+            return false;
+        }
+    }
+    return true;
+}
+
+int runSelftest() {
+    // The seed's example through the seed's bodies: every intermediate line.
+    SeedRun r;
+    expect(seedPiecesSort({19, 3, 42, 7, 55, 12, 38, 25}, {15, 30}, &r), "seed example sorts");
+    expect(spaced(r.bucket) == "1 0 2 0 2 0 2 1" && spaced(r.rank) == "0 0 0 1 1 2 2 1" && spaced(r.count) == "3 2 3" &&
+               spaced(r.offset) == "0 3 5" && spaced(r.scattered) == "3 7 12 19 25 42 55 38",
+           "seed example: buckets, ranks, counts, offsets and scatter are the seed's");
+    SplitMix64 rng(2024);
+    for (int trial = 0; trial < 300; ++trial) {  // random and adversarial: ties, splitters equal to keys, empty buckets
+        std::vector<uint32_t> a(rng.below(70)), splitters(1 + rng.below(6));
+        const uint32_t range = trial % 3 == 0 ? 4 : 100;
+        for (auto& x : a) x = static_cast<uint32_t>(rng.below(range));
+        for (auto& x : splitters) x = static_cast<uint32_t>(rng.below(range + 2));
+        std::sort(splitters.begin(), splitters.end());
+        if (!seedPiecesSort(a, splitters)) {
+            expect(false, "seed pieces sort " + formatKeys(a) + " with splitters " + formatKeys(splitters));
+            break;
+        }
+    }
+    // Tree nodes: every sorted index once, the root the median.
+    for (int levels = 1; levels <= Tuning::maxLevels; ++levels) {
+        std::vector<int> hits(1 << levels, 0);
+        for (unsigned i = 1; i < (1u << levels); ++i) ++hits[treeNode(i, levels)];
+        bool once = treeNode(1, levels) == (1 << (levels - 1)) - 1;
+        for (int j = 0; j < (1 << levels) - 1; ++j) once = once && hits[j] == 1;
+        expect(once, "treeNode is a permutation of the splitters at depth " + std::to_string(levels));
+    }
+    // Bucket search: small splitter sets exhaustively probed, duplicates and
+    // extremes included; then random 255-splitter trees.
+    bool ok = true;
+    for (int levels = 1; levels <= 3 && ok; ++levels)
+        for (int trial = 0; trial < 200 && ok; ++trial) {
+            std::vector<uint32_t> sorted((1 << levels) - 1);
+            for (auto& x : sorted) x = static_cast<uint32_t>(rng.below(8));
+            std::sort(sorted.begin(), sorted.end());
+            std::vector<uint32_t> probes = {0, 0xFFFFFFFFu};
+            for (uint32_t v = 0; v < 10; ++v) probes.push_back(v);
+            ok = treeMatchesSearch(sorted, levels, probes);
+        }
+    for (int trial = 0; trial < 50 && ok; ++trial) {
+        std::vector<uint32_t> sorted(255), probes(2000);
+        for (auto& x : sorted) x = trial % 2 ? static_cast<uint32_t>(rng.below(40)) : static_cast<uint32_t>(rng.next());
+        sorted.front() = trial % 5 == 0 ? 0 : sorted.front();
+        sorted.back() = trial % 7 == 0 ? 0xFFFFFFFFu : sorted.back();
+        std::sort(sorted.begin(), sorted.end());
+        for (size_t i = 0; i < probes.size(); ++i) probes[i] = i % 2 ? sorted[rng.below(255)] : static_cast<uint32_t>(rng.next());
+        ok = treeMatchesSearch(sorted, 8, probes);
+    }
+    expect(ok, "treeBucket = splitters <= key (equality buckets odd), and bucketRange holds the key");
+    // Range splitters shrink every bucket: strictly inside [lo, hi], each
+    // bucket's range at most ceil(width / k).
+    ok = true;
+    for (int trial = 0; trial < 2000 && ok; ++trial) {
+        const int k = trial % 2 ? 256 : 16;
+        uint32_t lo = static_cast<uint32_t>(rng.next()), hi = static_cast<uint32_t>(rng.next());
+        if (trial % 3 == 0) hi = lo + static_cast<uint32_t>(rng.below(600));
+        if (trial == 0) lo = 0, hi = 0xFFFFFFFFu;
+        if (lo > hi) std::swap(lo, hi);
+        std::vector<uint32_t> sorted(k - 1);
+        for (int j = 0; j < k - 1; ++j) sorted[j] = rangeSplitter(lo, hi, j, k);
+        const uint64_t width = uint64_t{hi} - lo + 1, most = ceilDiv<uint64_t>(width, k);
+        ok = std::is_sorted(sorted.begin(), sorted.end()) && sorted.front() >= lo && sorted.back() <= hi;
+        for (int b = 0; b < k && ok; ++b) {  // bucket 2b: sorted[b-1] < key < sorted[b], inside [lo, hi]
+            const int64_t first = b == 0 ? lo : int64_t{sorted[b - 1]} + 1, last = b == k - 1 ? hi : int64_t{sorted[b]} - 1;
+            if (first > last) continue;  // empty
+            uint32_t blo, bhi;
+            bucketRange(2 * b, sorted.data(), k, lo, hi, blo, bhi);
+            ok = blo == first && bhi == last && uint64_t(last - first + 1) <= most;
+        }
+    }
+    expect(ok, "range splitters cut [lo, hi] into buckets of at most ceil(width / k) keys' range");
+    // Warp rank: lower lanes first among equal buckets.
+    expect(peerRank(0xFFFFFFFFu, 0) == 0 && peerRank(0xFFFFFFFFu, 31) == 31 && peerRank(0x80000001u, 31) == 1 &&
+               peerRank(0x0000F0F0u, 12) == 4,
+           "peerRank counts the peers on lower lanes");
+    // Histogram layout, scan, rank and scatter of one level: random and adversarial.
+    ok = true;
+    for (size_t n : {size_t{1}, size_t{31}, size_t{33}, size_t{2049}, Tuning::tileKeys - 1, Tuning::tileKeys + 1, size_t{40000}})
+        for (SortShape dist : {SortShape::Uniform, SortShape::AllEqual, SortShape::FewDistinct, SortShape::Sorted, SortShape::Zipf, SortShape::Staggered})
+            for (int levels : {4, 8})
+                if (ok) ok = levelPiecesDistribute(makeSortInput<uint32_t>(dist, n, n + levels), levels);
+    expect(ok, "one level on the host: buckets contiguous, ascending, input order inside");
+    // Segments: a tile finds the one that holds it.
+    std::vector<Segment> segs = {{0, 5, 0, 0, 0}, {5, 40000, 1, 0, 0}, {40005, 3, 4, 0, 0}};
+    expect(segmentOfTile(segs.data(), 3, 0) == 0 && segmentOfTile(segs.data(), 3, 1) == 1 &&
+               segmentOfTile(segs.data(), 3, 3) == 1 && segmentOfTile(segs.data(), 3, 4) == 2,
+           "segmentOfTile");
+    // The order: -NaN < -inf < -1 < -0.0 < +0.0 < 1 < inf < NaN, and the reference sorts by it.
+    const std::vector<float> specials = makeSortInput<float>(SortShape::Specials, 64, 5);
+    const auto reference = referenceSort(specials, false);
+    const float order[8] = {-NAN, -INFINITY, -1.0f, -0.0f, 0.0f, 1.0f, INFINITY, NAN};
+    ok = true;
+    for (int i = 0; i + 1 < 8; ++i) ok = ok && rankOf(order[i], 0u) < rankOf(order[i + 1], 0u);
+    expect(ok, "rankOf orders -NaN < -inf < -1 < -0.0 < +0.0 < 1 < inf < NaN");
+    return selftestVerdict();
+}
+
+// =============================================================== the lesson
+
+struct Options {
+    size_t n = 0;
+    std::string key = "uint32", input = "uniform";
+    bool all = false, pairs = false, descending = false;
+};
+
+// Checks one row against the reference with its rule; prints the first difference.
+template <class Key>
+bool checkRow(const Row<Key>& row, Problem<Key>& p, const std::vector<Key>& input, const SortReference<Key>& want,
+              SortCheck rule, const std::string& label) {
+    return checkRows<Problem<Key>>({row}, p, [&](const std::string& what) { return sortMatches(what, p.d, input, want, rule); },
+                                   label);
+}
+
+template <class Key>
+std::string balanceLine(const Balance& b) {
+    size_t blocks = 0, keysToBlocks = 0, equal = 0, largest = 0;
+    for (const auto& l : b.levels) {
+        blocks += l.plan.lists[0] + l.plan.lists[1] + l.plan.lists[2];
+        keysToBlocks += l.plan.keysToBlocks;
+        equal += l.plan.keysEqual;
+    }
+    char text[256];
+    std::snprintf(text, sizeof text, "%zu levels, %zu buckets sorted in one block (mean %.0f keys), %zu keys in "
+                  "equality buckets, %.2f passes over memory", b.levels.size(), blocks,
+                  blocks ? static_cast<double>(keysToBlocks) / blocks : 0.0, equal, b.passes());
+    (void)largest;
+    return text;
+}
+
+template <class Key>
+void printBalance(const std::string& name, const Balance& b, int k) {
+    std::printf("balance of %s: %s\n", name.c_str(), balanceLine<Key>(b).c_str());
+    for (size_t l = 0; l < b.levels.size(); ++l) {
+        const auto& lv = b.levels[l];
+        const double mean = lv.plan.nonEmpty ? static_cast<double>(lv.keys) / lv.plan.nonEmpty : 0;
+        std::printf("  level %zu (%s splitters): %u segment%s, %zu keys -> %llu of %zu buckets hold keys, largest %llu = "
+                    "%.2f x the mean; %llu keys to one-block sorts, %llu to equality buckets, next level %llu segments\n",
+                    l + 1, static_cast<int>(l) < Tuning::sampledLevels ? "sampled" : "range", lv.segments,
+                    lv.segments == 1 ? "" : "s", lv.keys, lv.plan.nonEmpty, size_t{lv.segments} * (2 * k - 1),
+                    lv.plan.largest, mean > 0 ? lv.plan.largest / mean : 0.0, lv.plan.keysToBlocks, lv.plan.keysEqual,
+                    lv.plan.nextSegsTiles & 0xFFFFFF);
+    }
+}
+
+template <class Key>
+int runVerifyAs(const Run& run) {
+    int failed = 0, cases = 0;
+    const size_t sizes[] = {0, 1, 2, 3, 5, 17, 31, 33, 1000, 1023, 1025, 2047, 2049, 4097, 16383, 16385, 65537, 1000003, (1u << 22) + 3};
+    for (const auto& [dist, name] : sortShapeNames())
+        for (size_t n : sizes) {
+            const bool big = n > 65537;
+            for (int mode = 0; mode < 3; ++mode) {  // pairs ascending; keys only descending; pairs descending (smaller)
+                const bool pairs = mode != 1, descending = mode != 0;
+                if (mode == 2 && big) continue;
+                const auto input = makeSortInput<Key>(dist, n, 7 * n + mode);
+                const auto want = referenceSort(input, descending);
+                Problem<Key> p(input, pairs, descending);
+                auto rows = selectRows(variants<Key>(run.device, pairs), run);
+                ScratchSizes s;
+                for (const auto& row : rows) s.grow(ScratchSizes(n, configOf(row.name, run.device, pairs)));
+                p.reserve(s);
+                bool ok = true;
+                for (const auto& row : rows) ok = ok && checkRow(row, p, input, want, SortCheck::Stable, name);
+                ++cases;
+                failed += !ok;
+                if (!ok || (n == sizes[std::size(sizes) - 1] && mode == 0))
+                    std::printf("%-5s %-6s %-12s n=%-8zu %s%s\n", ok ? "ok" : "FAIL", keyName<Key>(), name, n,
+                                pairs ? "pairs" : "keys", descending ? " descending" : "");
+            }
+        }
+    std::printf("verify %s: %d cases (every distribution and size, keys and pairs, both orders), %d failed\n",
+                keyName<Key>(), cases, failed);
+    return failed;
+}
+
+int runVerify(const Run& run) {
+    const bool partA = runPartA();
+    const int failed = runVerifyAs<uint32_t>(run) + runVerifyAs<int32_t>(run) + runVerifyAs<float>(run);
+    return partA && failed == 0 ? kExitPass : kExitCheckFailed;
+}
+
+struct Summary {
+    std::string dist;
+    double ms, merge, radix, passes, largest;
+};
+
+template <class Key>
+int runDistribution(const Options& o, const Run& run, SortShape dist, const char* name, CsvFile& csv, std::vector<Summary>& out) {
+    const size_t n = o.n;
+    const auto input = makeSortInput<Key>(dist, n);
+    const auto want = referenceSort(input, o.descending);
+    Problem<Key> p(input, o.pairs, o.descending);
+    auto rows = selectRows(variants<Key>(run.device, o.pairs), run);
+    ScratchSizes s;
+    for (const auto& row : rows) s.grow(ScratchSizes(n, configOf(row.name, run.device, o.pairs)));
+    p.reserve(s);
+    LibrarySort<Key> merge(LibrarySort<Key>::Kind::Merge, p.d, o.descending), radix(LibrarySort<Key>::Kind::Radix, p.d, o.descending);
+    const Row<Key> mergeRow{merge.name(), {}, [&](Problem<Key>&) { merge(); }};
+    const Row<Key> radixRow{radix.name(), {}, [&](Problem<Key>&) { radix(); }};
+    std::vector<Balance> balances;
+    for (auto& row : rows) {
+        if (!checkRow(row, p, input, want, SortCheck::Stable, name)) return kExitCheckFailed;
+        row.passes = p.balance.passes();
+        balances.push_back(p.balance);
+    }
+    if (!checkRow(mergeRow, p, input, want, merge.rule(), name) || !checkRow(radixRow, p, input, want, radix.rule(), name))
+        return kExitCheckFailed;
+    std::printf("\n%s, %zu %s %s%s: %zu rows and both CUB sorts match the host reference (sample sort: stable, by provenance)\n",
+                name, n, keyName<Key>(), o.pairs ? "key-value pairs" : "keys", o.descending ? ", descending" : "", rows.size());
+    for (size_t r = 0; r < rows.size(); ++r) printBalance<Key>(rows[r].name, balances[r], configOf(rows[r].name, run.device, o.pairs).levels == 8 ? 256 : 16);
+    if (!run.timing || n == 0) return kExitPass;
+    TimedTable<Problem<Key>> table{std::string("sample sort, ") + name + ", " + std::to_string(n) + " " + keyName<Key>() +
+                                       (o.pairs ? " pairs" : " keys"),
+                                   {{"buckets", 7}, {"block cap", 9}, {"sample/k", 8}}, p.d.bytesPerPass(),
+                                   static_cast<double>(n), [&] { p.d.copy(); }, mergeRow};
+    table.versus = "vs merge";
+    table.others = {radixRow};
+    const TimedRows t = timeRows(table, rows, p, run, &csv);
+    if (!rows.empty()) {  // the first row (256-way) goes to the summary, beside both CUB sorts
+        const auto& first = balances[0].levels[0];
+        out.push_back({name, t.ms[0], t.libraryMs / t.ms[0], t.othersMs[0] / t.ms[0], rows[0].passes,
+                       first.plan.nonEmpty ? first.plan.largest / (static_cast<double>(n) / first.plan.nonEmpty) : 0.0});
+    }
+    return kExitPass;
+}
+
+template <class Key>
+int runLessonAs(const Options& o, const Run& run) {
+    CsvFile csv;
+    csv.open(run.csvPath, "sample_sort");
+    ScratchSizes s;
+    for (const auto& row : variants<Key>(run.device, o.pairs)) s.grow(ScratchSizes(o.n, configOf(row.name, run.device, o.pairs)));
+    requireDeviceMemory(sortBytesNeeded<Key>(o.n, o.pairs, s.bytes(o.n, o.pairs)) + 2 * o.n * 4, "sample_sort (buffers, scratch and CUB's)");
+    std::printf("sample: %d keys per level's segment = %d per bucket (oversampling: bucket sizes then vary by about "
+                "1/sqrt(%d) = %.0f %%)\n", 256 * Tuning::oversample, Tuning::oversample, Tuning::oversample,
+                100.0 / std::sqrt(static_cast<double>(Tuning::oversample)));
+    std::vector<Summary> summary;
+    for (const SortShape dist : o.all ? sortTableShapes() : std::vector<SortShape>{sortShapeFromName(o.input)}) {
+        const int rc = runDistribution<Key>(o, run, dist, sortShapeName(dist), csv, summary);
+        if (rc != kExitPass) return rc;
+    }
+    if (summary.size() > 1) {
+        Table table("summary: sampleSort 256-way by distribution", {{"distribution", 12, true}, {"time (ms)", 9}, {"Gkeys/s", 7},
+                    {"passes", 6}, {"vs merge", 8}, {"vs radix", 8}, {"largest/mean", 12}}, &csv);
+        for (const auto& r : summary)
+            table.row({r.dist, fixed(r.ms, 3), fixed(o.n / (r.ms * 1e6), 2), fixed(r.passes, 2), fixed(r.merge, 2),
+                       fixed(r.radix, 2), fixed(r.largest, 2)});
+    }
+    return kExitPass;
+}
+
+int runLesson(const Options& o, const Run& run) {
+    if (!runPartA()) return kExitCheckFailed;
+    if (o.key == "int32") return runLessonAs<int32_t>(o, run);
+    if (o.key == "float") return runLessonAs<float>(o, run);
+    return runLessonAs<uint32_t>(o, run);
+}
+
+// ===================================================================== main
+
+int main(int argc, char** argv) {
+    Options o;
+    const std::vector<std::string> dists = sortShapeWords();
+    return lessonEntry(argc, argv, {"sample_sort", "Chapter 14.3: sample sort -- splitters, buckets, every bucket sorted on its own.",
+        {{"--n", "N", "keys to sort (default 2^28; --quick 2^22)"}, {"--key", "TYPE", "uint32 (default), int32, float"},
+         {"--pairs", "", "sort uint32 values (each key's original index) with the keys; checked as stable"},
+         {"--descending", "", "sort largest first"}, {"--input", "DIST", "one distribution (default uniform): " + [&] {
+             std::string s; for (const auto& d : dists) s += (s.empty() ? "" : ", ") + d; return s; }()},
+         {"--dist", "all", "every distribution of the table, then a summary"}},
+        {"sampleSort", "cub"},
+        [&](const Args& args, const Run& run) {
+            o.n = args.count("--n", run.quick ? size_t{1} << 22 : size_t{1} << 28);
+            o.key = args.choice("--key", "uint32", {"uint32", "int32", "float"});
+            o.input = args.choice("--input", "uniform", dists);
+            o.all = args.choice("--dist", "one", {"one", "all"}) == "all";
+            o.pairs = args.has("--pairs");
+            o.descending = args.has("--descending");
+            if (o.pairs && !sortValuesFit(o.n)) args.fail("--pairs needs --n below 2^32 - 1 (the values are 32-bit indices)");
+        },
+        runSelftest, runVerify, [&](const Run& run) { return runLesson(o, run); }});
+}

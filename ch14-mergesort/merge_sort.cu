@@ -1214,8 +1214,9 @@ int verifyAs(const Options& o, const Run& run) {
             failed += !ok;
             sorts += static_cast<int>(rows.size()) + 1;
         }
-    std::printf("verify %s: %zu inputs, %d sorts (every row and CUB, keys and key-value, both orders): %s\n",
-                keyName<Key>(), cases.size(), sorts, failed ? "FAILED" : "all exact, stable");
+    const char* modes = o.nGiven && !o.pairs ? "keys, ascending" : "keys ascending, and key-value both orders";
+    std::printf("verify %s: %zu inputs, %d sorts (every row and CUB; %s): %s\n", keyName<Key>(), cases.size(), sorts,
+                modes, failed ? "FAILED" : "all exact, stable");
     return failed;
 }
 
@@ -1314,8 +1315,8 @@ int runShape(const Options& o, const Run& run, SortShape shape, CsvFile& csv, st
     Lib merge(Lib::Kind::Merge, s.d, o.descending), radix(Lib::Kind::Radix, s.d, o.descending);
     TimedTable<Sorting<Key>> spec{"merge sort, " + label, {{"tile", 6}, {"merge nv", 8}, {"passes", 6}}, s.d.bytesPerPass(),
                                   static_cast<double>(o.n), [&] { s.d.copy(); },
-                                  {merge.name(), {}, [&](Sorting<Key>&) { merge(); }}};
-    spec.others = {{radix.name(), {}, [&](Sorting<Key>&) { radix(); }}};
+                                  {merge.name(), {}, [&](Sorting<Key>&) { merge(); }, 0}};
+    spec.others = {{radix.name(), {}, [&](Sorting<Key>&) { radix(); }, 0}};
     const TimedRows t = timeRows(spec, rows, s, run, &csv);
     summary.push_back({sortShapeName(shape), t.ms[t.best], t.libraryMs, t.othersMs[0]});
     if (summary.size() == 1 && s.plans.count(rows.back().name))  // the passes of the last (most refined) row

@@ -1315,8 +1315,8 @@ int runDistribution(const Options& o, const Run& run, SortShape dist, const char
     for (const auto& row : rows) s.grow(ScratchSizes(n, configOf(row.name, run.device, o.pairs)));
     p.reserve(s);
     LibrarySort<Key> merge(LibrarySort<Key>::Kind::Merge, p.d, o.descending), radix(LibrarySort<Key>::Kind::Radix, p.d, o.descending);
-    const Row<Key> mergeRow{merge.name(), {}, [&](Problem<Key>&) { merge(); }};
-    const Row<Key> radixRow{radix.name(), {}, [&](Problem<Key>&) { radix(); }};
+    const Row<Key> mergeRow{merge.name(), {}, [&](Problem<Key>&) { merge(); }, 0};
+    const Row<Key> radixRow{radix.name(), {}, [&](Problem<Key>&) { radix(); }, 0};
     std::vector<Balance> balances;
     for (auto& row : rows) {
         if (!checkRow(row, p, input, want, SortCheck::Stable, name)) return kExitCheckFailed;

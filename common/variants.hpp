@@ -108,10 +108,10 @@ TimedRows timeRows(const TimedTable<Problem>& spec, const std::vector<Variant<Pr
         if (t.ms[r] < t.ms[t.best]) t.best = r;
     }
     printRow("cudaMemcpy device to device", {}, t.copyMs, 1);
-    printRow(spec.library.name, {}, t.libraryMs, 0);  // its passes are its own, not counted
+    printRow(spec.library.name, {}, t.libraryMs, spec.library.passes);  // a sort's library row says 0: its passes are its own
     for (const auto& other : spec.others) {
         t.othersMs.push_back(timed([&] { other.launch(problem); }));
-        printRow(other.name, {}, t.othersMs.back(), 0);
+        printRow(other.name, {}, t.othersMs.back(), other.passes);
     }
     if (!rows.empty())
         std::printf("best: %s, %.4f ms = %.2f x the copy's speed, %.2f x %s\n", rows[t.best].name.c_str(),

@@ -139,6 +139,8 @@ class Panel:
             if len(row) <= y or number(row[y]) is None:
                 continue
             value, xv = number(row[y]), number(row[x]) if x is not None and x < len(row) else None
+            if column == "Gkeys/s" and row[0].startswith(COPY_PREFIXES):
+                continue  # a copy sorts nothing: its keys per second are no ceiling for a sort
             if is_reference(row[0]) or xv is None:
                 self.references.append((row[0], value))
             else:

@@ -2,7 +2,7 @@
 """Plot a lesson's sweep from the CSV its --csv option writes.
 
     build/merge_path --csv sweep.csv && scripts/plot_sweep.py sweep.csv     # writes sweep.png
-    scripts/plot_sweep.py day36-merge/h200-2026-11-30.csv scripts/data/day36-seed-t4.csv --out day36.png
+    scripts/plot_sweep.py day36-merge/h200-2026-12-01.csv scripts/data/day36-seed-t4.csv --out day36.png
     scripts/plot_sweep.py FILE.csv --table "Key-value" --column "time (ms)" --x vt
 
 One panel per table. A row with a number in the table's knob column (the x
@@ -19,7 +19,7 @@ one marker and line style per run; tables pair up in file order.
 
 The value plotted (--column) is by default Gkeys/s where a table has it
 (the sorts), else GB/s. CSVs written before the run line existed (the
-committed h200-2026-11-30.csv files) are read too: the card and date come
+h200-2026-11-30.csv files of earlier commits) are read too: the card and date come
 from the file name, and their old column names (`ms`, `GB/s/pass`, ...) are
 mapped onto the common ones.
 

@@ -356,6 +356,28 @@ __host__ __device__ inline int mergePassCount(size_t n, size_t tile) {
 __host__ __device__ inline size_t mergePassWidth(size_t tile, int pass) { return tile << pass; }
 __host__ __device__ inline size_t tileCount(size_t n, size_t perTile) { return (n + perTile - 1) / perTile; }
 
+// The coalesced store of a tile from shared memory, shared by every kernel
+// of Part B: thread tid writes x = i * nt + tid (x < count) at base + x,
+// converting ranks back to keys on the sort's last pass (kToKey).
+template <int kNt, int kVt, class Ord, bool kPairs, bool kToKey>
+__host__ __device__ inline void storeTile(int tid, int count, const uint32_t* sKeys, const uint32_t* sVals,
+                                          uint32_t* keysOut, uint32_t* valsOut, size_t base) {
+#pragma unroll
+    for (int i = 0; i < kVt; ++i) {
+        const int x = i * kNt + tid;
+        if (x < count) {
+            const uint32_t r = sKeys[x];
+            if (kToKey) {
+                const typename Ord::key_type key = Ord::key(r);
+                memcpy(&keysOut[base + x], &key, 4);
+            } else {
+                keysOut[base + x] = r;
+            }
+            if (kPairs) valsOut[base + x] = sVals[x];
+        }
+    }
+}
+
 // ----------------------------------------------------------------- kernels
 
 // Block sort: each block sorts one tile of T::tile keys (the tail tile is
@@ -428,20 +450,7 @@ blockSortKernel(const uint32_t* keysIn, const uint32_t* valsIn, uint32_t* keysOu
         if (kPairs) sVals[tid * vt + i] = v[i];
     }
     __syncthreads();
-#pragma unroll
-    for (int i = 0; i < vt; ++i) {
-        const int x = i * nt + tid;
-        if (x < count) {
-            const uint32_t r = sKeys[x];
-            if (kToKey) {
-                const typename Ord::key_type key = Ord::key(r);
-                memcpy(&keysOut[tileStart + x], &key, 4);
-            } else {
-                keysOut[tileStart + x] = r;
-            }
-            if (kPairs) valsOut[tileStart + x] = sVals[x];
-        }
-    }
+    storeTile<nt, vt, Ord, kPairs, kToKey>(tid, count, sKeys, sVals, keysOut, valsOut, tileStart);
 }
 
 // Partition: for every merge tile, where its first output's co-rank lies
@@ -503,20 +512,7 @@ mergeKernel(const uint32_t* keysIn, const uint32_t* valsIn, uint32_t* keysOut, u
     serialMergeToShared<vt, kPairs>(sKeys, sVals, a, aCount, aCount + diag - a, count, mine, sOut + diag,
                                     sOutVals + diag);
     __syncthreads();
-#pragma unroll
-    for (int i = 0; i < vt; ++i) {
-        const int x = i * nt + tid;
-        if (x < count) {
-            const uint32_t r = sOut[x];
-            if (kToKey) {
-                const typename Ord::key_type key = Ord::key(r);
-                memcpy(&keysOut[t0 + x], &key, 4);
-            } else {
-                keysOut[t0 + x] = r;
-            }
-            if (kPairs) valsOut[t0 + x] = sOutVals[x];
-        }
-    }
+    storeTile<nt, vt, Ord, kPairs, kToKey>(tid, count, sOut, sOutVals, keysOut, valsOut, t0);
 }
 
 // ---------------------------------------------------- four-way merge passes
@@ -706,21 +702,7 @@ __host__ __device__ inline void merge4Round2(int tid, const Tile4& s, const uint
 template <class T, class Ord, bool kPairs, bool kToKey>
 __host__ __device__ inline void merge4Store(int tid, const Tile4& s, const uint32_t* sOut, const uint32_t* sOutVals,
                                             uint32_t* keysOut, uint32_t* valsOut) {
-    const int count = s.offset[4];
-#pragma unroll
-    for (int i = 0; i < T::vt; ++i) {
-        const int x = i * T::nt + tid;
-        if (x < count) {
-            const uint32_t r = sOut[x];
-            if (kToKey) {
-                const typename Ord::key_type key = Ord::key(r);
-                memcpy(&keysOut[s.t0 + x], &key, 4);
-            } else {
-                keysOut[s.t0 + x] = r;
-            }
-            if (kPairs) valsOut[s.t0 + x] = sOutVals[x];
-        }
-    }
+    storeTile<T::nt, T::vt, Ord, kPairs, kToKey>(tid, s.offset[4], sOut, sOutVals, keysOut, valsOut, s.t0);
 }
 
 // Partition: one thread per merge tile, the four-way co-rank of the tile's

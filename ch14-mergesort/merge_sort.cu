@@ -823,27 +823,18 @@ std::vector<Pass> planSortWith(const PassBuffers& buf, size_t n) {
         size_t* parts = buf.partitions;
         const size_t tiles = tileCount(n, T::nv);
         const unsigned partitionBlocks = gridFor(tiles, 256, "partition"), mergeBlocks = gridFor(tiles, 1, "merge");
-        if (step.ways == 2) {
-            auto kernel = last ? mergeKernel<T, Ord, kPairs, true> : mergeKernel<T, Ord, kPairs, false>;
-            const size_t bytes = T::mergeBytes(kPairs);
-            CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes)));
-            plan.push_back({"merge", width, [=] {
-                                partitionKernel<<<partitionBlocks, 256>>>(in, parts, n, width, T::nv, tiles);
-                                CUDA_CHECK_LAUNCH("partitionKernel");
-                                kernel<<<mergeBlocks, T::nt, bytes>>>(in, vin, out, vout, parts, n, width);
-                                CUDA_CHECK_LAUNCH("mergeKernel");
-                            }});
-        } else {
-            auto kernel = last ? merge4Kernel<T, Ord, kPairs, true> : merge4Kernel<T, Ord, kPairs, false>;
-            const size_t bytes = T::merge4Bytes(kPairs);
-            CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes)));
-            plan.push_back({"merge x4", width, [=] {
-                                partition4Kernel<<<partitionBlocks, 256>>>(in, parts, n, width, T::nv, tiles);
-                                CUDA_CHECK_LAUNCH("partition4Kernel");
-                                kernel<<<mergeBlocks, T::nt, bytes>>>(in, vin, out, vout, parts, n, width);
-                                CUDA_CHECK_LAUNCH("merge4Kernel");
-                            }});
-        }
+        const bool four = step.ways == 4;  // the two kernels of each kind share one signature
+        auto partition = four ? partition4Kernel : partitionKernel;
+        auto kernel = four ? (last ? merge4Kernel<T, Ord, kPairs, true> : merge4Kernel<T, Ord, kPairs, false>)
+                           : (last ? mergeKernel<T, Ord, kPairs, true> : mergeKernel<T, Ord, kPairs, false>);
+        const size_t bytes = four ? T::merge4Bytes(kPairs) : T::mergeBytes(kPairs);
+        CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes)));
+        plan.push_back({four ? "merge x4" : "merge", width, [=] {
+                            partition<<<partitionBlocks, 256>>>(in, parts, n, width, T::nv, tiles);
+                            CUDA_CHECK_LAUNCH("the partition kernel");
+                            kernel<<<mergeBlocks, T::nt, bytes>>>(in, vin, out, vout, parts, n, width);
+                            CUDA_CHECK_LAUNCH("the merge kernel");
+                        }});
     }
     return plan;
 }

@@ -39,16 +39,14 @@
 #include <cstdint>
 #include <cstring>
 #include <numeric>
+#include <sstream>
 #include <string>
 #include <vector>
 
 // ================================================================= PART A: the seed
 // ---- building blocks (__host__ __device__: --selftest runs these same bodies)
 
-template <class T>
-__host__ __device__ constexpr T min_of(T x, T y) {
-    return y < x ? y : x;
-}
+template <class T> __host__ __device__ constexpr T min_of(T x, T y) { return y < x ? y : x; }
 
 // The co-rank of output index k: how many of the first k outputs of the stable merge of a[0, m) and b[0, n) come
 // from a. a and b are anything indexable: global memory, a shared tile, a circular buffer. a[mid] is among the first
@@ -73,13 +71,8 @@ __host__ __device__ void serial_merge(const ArrayA& a, Index i, Index iEnd, cons
                                       Emit&& emit) {
     Index k = 0;
     while (i < iEnd && j < jEnd) {
-        if (b[j] < a[i]) {
-            emit(k++, b[j], false, j);
-            ++j;
-        } else {  // a[i] <= b[j]: the tie goes to a
-            emit(k++, a[i], true, i);
-            ++i;
-        }
+        if (b[j] < a[i]) { emit(k++, b[j], false, j); ++j; }
+        else { emit(k++, a[i], true, i); ++i; }  // a[i] <= b[j]: the tie goes to a
     }
     for (; i < iEnd; ++i) emit(k++, a[i], true, i);
     for (; j < jEnd; ++j) emit(k++, b[j], false, j);
@@ -93,10 +86,8 @@ __host__ __device__ inline int wrap_slot(int head, int x, int size) {
     return s >= size ? s - size : s;
 }
 
-template <class Key>
-struct CircularView {
-    const Key* slots;
-    int head, size;
+template <class Key> struct CircularView {
+    const Key* slots; int head, size;
     __host__ __device__ Key operator[](int x) const { return slots[wrap_slot(head, x, size)]; }
 };
 
@@ -134,9 +125,8 @@ __host__ __device__ void circular_round(int tid, int vt, const Key* sA, const Ci
 
 // After the round: how many a's the whole round took (the same in every thread), then (past the barrier) both windows
 // move on by what was used.
-template <class Key>
-__host__ __device__ int round_a_used(const Key* sA, const CircularWindow& wa, const Key* sB, const CircularWindow& wb,
-                                     int roundOut) {
+template <class Key> __host__ __device__ int round_a_used(const Key* sA, const CircularWindow& wa, const Key* sB,
+                                                          const CircularWindow& wb, int roundOut) {
     return co_rank(roundOut, CircularView<Key>{sA, wa.head(), wa.size}, wa.available(),
                    CircularView<Key>{sB, wb.head(), wb.size}, wb.available());
 }
@@ -231,10 +221,7 @@ __global__ void merge_circular(const Key* a, size_t m, const Key* b, size_t n, K
 
 // ---- launchers. A merge on the device: common's MergeBuffers (a||b, out, values = provenance) plus the split buffer
 // part B's partition writes.
-template <class Key, class Value>
-struct MergeProblem : MergeBuffers<Key, Value> {
-    DeviceBuffer<size_t> splits;
-};
+template <class Key, class Value> struct MergeProblem : MergeBuffers<Key, Value> { DeviceBuffer<size_t> splits; };
 
 // The seed kernels' geometry, in one place. tile: outputs per block and round (merge_basic: threads * vt); rounds:
 // tiles per merge_circular block.
@@ -252,8 +239,7 @@ struct SeedKnobs {
 static_assert(2 * SeedKnobs::kMaxTile * sizeof(float) + 2 * sizeof(size_t) <= SeedKnobs::kSharedLimit,
               "merge_tiled and merge_circular: two tiles of 4-byte keys and the split fit 48 KiB");
 
-template <class Key, class Value>
-void launchSeed(const SeedKnobs& k, MergeProblem<Key, Value>& p) {
+template <class Key, class Value> void launchSeed(const SeedKnobs& k, MergeProblem<Key, Value>& p) {
     if (p.total() == 0) return;  // a grid of 0 blocks is an error
     const unsigned blocks = gridFor(p.total(), k.perBlock(), "merge_tiled (seed kernels)");
     const size_t shared = k.dynamicShared(sizeof(Key));
@@ -261,18 +247,15 @@ void launchSeed(const SeedKnobs& k, MergeProblem<Key, Value>& p) {
         case Seed::Basic:
             merge_basic<Key, Value><<<blocks, k.threads()>>>(p.a(), p.m, p.b(), p.n, p.keysOut.get(), p.va(), p.vb(),
                                                              p.valuesOut.get(), static_cast<size_t>(k.vt));
-            CUDA_CHECK_LAUNCH("merge_basic");
-            break;
+            CUDA_CHECK_LAUNCH("merge_basic"); break;
         case Seed::Tiled:
             merge_tiled<Key, Value><<<blocks, k.threads(), shared>>>(p.a(), p.m, p.b(), p.n, p.keysOut.get(), p.va(),
                                                                      p.vb(), p.valuesOut.get(), k.tile, k.vt);
-            CUDA_CHECK_LAUNCH("merge_tiled");
-            break;
+            CUDA_CHECK_LAUNCH("merge_tiled"); break;
         case Seed::Circular:
             merge_circular<Key, Value><<<blocks, k.threads(), shared>>>(
                 p.a(), p.m, p.b(), p.n, p.keysOut.get(), p.va(), p.vb(), p.valuesOut.get(), k.tile, k.vt, k.rounds);
-            CUDA_CHECK_LAUNCH("merge_circular");
-            break;
+            CUDA_CHECK_LAUNCH("merge_circular"); break;
     }
 }
 
@@ -283,17 +266,14 @@ enum class PathStyle { Tiles, Pipelined };
 constexpr int kPartitionThreads = 128;
 constexpr int kMinPathTile = 1024;  // the smallest nv allowed; sizes the split buffer
 
-template <int NT, int VT, PathStyle kStyle>
-struct PathTuning {
+template <int NT, int VT, PathStyle kStyle> struct PathTuning {
     static constexpr int nt = NT, vt = VT, nv = NT * VT;
     static constexpr PathStyle style = kStyle;
-    // path_tiles: one tile with a pad word after every 32 (padded(nv - 1) < slots).
-    // path_pipelined: two buffers, each nv elements after at most 3 + 3 + 3 alignment
-    // slots (span_slots), in whole 32-word rows for the swizzle.
+    // path_tiles: one tile with a pad word after every 32 (padded(nv - 1) < slots). path_pipelined: two buffers,
+    // each nv elements after at most 3 + 3 + 3 alignment slots (span_slots), in whole 32-word rows for the swizzle.
     static constexpr int buffers = kStyle == PathStyle::Pipelined ? 2 : 1;
     static constexpr int slots = kStyle == PathStyle::Pipelined ? (nv + 12 + 31) / 32 * 32 : nv + nv / 32;
-    template <class Key, class Value>
-    __host__ __device__ static constexpr size_t sharedBytes() {
+    template <class Key, class Value> __host__ __device__ static constexpr size_t sharedBytes() {
         return static_cast<size_t>(buffers) * slots * (sizeof(Key) + (kPairs<Value> ? sizeof(Value) : 0));
     }
     static_assert(nv % 4 == 0, "tiles start on 16-byte boundaries for the vector stores");
@@ -305,10 +285,8 @@ struct PathTuning {
 // 32 are conflict-free, other vt up to 30 at most 2-way (vt = 31: 31-way, compiled nowhere). --selftest checks this.
 __host__ __device__ constexpr int padded(int x) { return x + (x >> 5); }
 
-template <class T>
-struct PaddedView {
-    const T* words;
-    int base;
+template <class T> struct PaddedView {
+    const T* words; int base;
     __host__ __device__ T operator[](int x) const { return words[padded(base + x)]; }
 };
 
@@ -334,8 +312,7 @@ __host__ __device__ void serial_merge(const Array& tile, int ai, int aEnd, int b
 
 // How a span of `count` elements lies against 16-byte boundaries: it starts `shift` elements into an aligned chunk
 // of kVec, so chunk c covers span positions [first(c), + kVec). Full chunks are one 16-byte access, ragged ends not.
-template <int kVec>
-struct SpanChunks {
+template <int kVec> struct SpanChunks {
     int shift, count;
     __host__ __device__ int chunks() const { return count == 0 ? 0 : ceilDiv(shift + count, kVec); }
     __host__ __device__ int first(int c) const { return c * kVec - shift; }
@@ -344,41 +321,29 @@ struct SpanChunks {
 
 // 4-byte keys and values move as raw bits, four to a uint4. The global loads use __ldg (ld.global.nc, the read-only
 // path the kernels were measured with); common's load16 is a plain load, for shared memory. On the host: copies.
-template <class T>
-__host__ __device__ uint32_t to_bits(T x) {
+template <class T> __host__ __device__ uint32_t to_bits(T x) {
     static_assert(sizeof(T) == 4, "the vector paths move 4-byte keys and values");
-    uint32_t u;
-    memcpy(&u, &x, 4);
-    return u;
+    uint32_t u; memcpy(&u, &x, 4); return u;
 }
-template <class T>
-__host__ __device__ T from_bits(uint32_t u) {
-    T x;
-    memcpy(&x, &u, 4);
-    return x;
-}
-template <class T>
-__host__ __device__ uint4 load_chunk(const T* p) {  // p is 16-byte aligned
+template <class T> __host__ __device__ T from_bits(uint32_t u) { T x; memcpy(&x, &u, 4); return x; }
+template <class T> __host__ __device__ uint4 load_chunk(const T* p) {  // p is 16-byte aligned
 #ifdef __CUDA_ARCH__
     return __ldg(reinterpret_cast<const uint4*>(p));
 #else
     return load16(p);
 #endif
 }
-template <class T>
-__host__ __device__ T load_one(const T* p) {
+template <class T> __host__ __device__ T load_one(const T* p) {
 #ifdef __CUDA_ARCH__
     return __ldg(p);
 #else
     return *p;
 #endif
 }
-template <class T>
-__host__ __device__ uint4 chunk_of(const T* x) {  // four registers (or consecutive words) as one uint4
+template <class T> __host__ __device__ uint4 chunk_of(const T* x) {  // four registers (or words) as one uint4
     return make_uint4(to_bits(x[0]), to_bits(x[1]), to_bits(x[2]), to_bits(x[3]));
 }
-template <class T>
-__host__ __device__ const T* align_down_16(const T* p) {
+template <class T> __host__ __device__ const T* align_down_16(const T* p) {
     return reinterpret_cast<const T*>(reinterpret_cast<uintptr_t>(p) & ~uintptr_t{15});
 }
 
@@ -432,9 +397,8 @@ __host__ __device__ void load_two_spans(int tid, const T* a, int aCount, const T
 
 // path_tiles step 2: thread tid's vt outputs start on diagonal tid * vt of the tile; its co-rank there, then the
 // serial merge into registers; the values follow their keys.
-template <int VT, class Key>
-__host__ __device__ void tile_merge(int tid, const Key* tileKeys, int aCount, int count, Key (&keys)[VT],
-                                    int (&from)[VT]) {
+template <int VT, class Key> __host__ __device__ void tile_merge(int tid, const Key* tileKeys, int aCount, int count,
+                                                                 Key (&keys)[VT], int (&from)[VT]) {
     const int diag = min_of(tid * VT, count);
     const PaddedView<Key> tile{tileKeys, 0};
     const int i = co_rank(diag, tile, aCount, PaddedView<Key>{tileKeys, aCount}, count - aCount);
@@ -447,16 +411,14 @@ __host__ __device__ void tile_values(const Value* tileValues, const int (&from)[
 }
 
 // path_tiles step 3 (after every thread has read the tile): stage the outputs in it.
-template <int VT, class T>
-__host__ __device__ void tile_stage(int tid, const T (&x)[VT], T* shared) {
+template <int VT, class T> __host__ __device__ void tile_stage(int tid, const T (&x)[VT], T* shared) {
     DEVICE_UNROLL
     for (int r = 0; r < VT; ++r) shared[padded(tid * VT + r)] = x[r];
 }
 
 // path_tiles step 4: tile positions [0, count) to dst[0, count), consecutive threads on consecutive 16-byte chunks
 // (one vector store each); a ragged end element by element.
-template <int NT, int NV, class T>
-__host__ __device__ void tile_store(int tid, const T* shared, int count, T* dst) {
+template <int NT, int NV, class T> __host__ __device__ void tile_store(int tid, const T* shared, int count, T* dst) {
     constexpr int kVec = 4;
     const bool aligned = (reinterpret_cast<uintptr_t>(dst) & 15) == 0;
     DEVICE_UNROLL
@@ -489,26 +451,22 @@ __host__ __device__ inline TileSpans tile_spans(size_t tile, int nv, size_t tota
 // march in step are 4-way (--selftest checks all three).
 __host__ __device__ constexpr int swizzled(int x) { return x ^ ((x >> 3) & 0x1C); }
 
-template <class T>
-struct SwizzledView {
-    const T* words;
-    int base;
+template <class T> struct SwizzledView {
+    const T* words; int base;
     __host__ __device__ T operator[](int x) const { return words[swizzled(base + x)]; }
 };
 
 struct SpanSlots {
     int aStart, bStart;  // where a tile's spans a[0, aCount) and b[0, ...) land in a buffer
 };
-template <class T>
-__host__ __device__ SpanSlots span_slots(const T* a, int aCount, const T* b) {
+template <class T> __host__ __device__ SpanSlots span_slots(const T* a, int aCount, const T* b) {
     const int aStart = static_cast<int>(a - align_down_16(a));
     return {aStart, ceilDiv(aStart + aCount, 4) * 4 + static_cast<int>(b - align_down_16(b))};
 }
 
 // One asynchronous copy of kBytes (4 or 16) from global to shared memory: cp.async on sm_80 and later; on older cards
 // (T4) the same call compiles to a plain load and store.
-template <int kBytes, class T>
-__host__ __device__ void copy_async(T* sharedDst, const T* globalSrc) {
+template <int kBytes, class T> __host__ __device__ void copy_async(T* sharedDst, const T* globalSrc) {
 #ifdef __CUDA_ARCH__
     __pipeline_memcpy_async(sharedDst, globalSrc, kBytes);
 #else
@@ -575,8 +533,7 @@ __host__ __device__ void pipelined_values(int tid, const TileSpans& t, const Spa
 
 // path_pipelined step 3 (after every thread has read the buffer): stage the outputs as vt / 4 16-byte stores; step 4:
 // write them out coalesced, as tile_store does.
-template <int VT, class T>
-__host__ __device__ void pipelined_stage(int tid, const T (&x)[VT], T* buffer) {
+template <int VT, class T> __host__ __device__ void pipelined_stage(int tid, const T (&x)[VT], T* buffer) {
     DEVICE_UNROLL
     for (int r = 0; r < VT; r += 4) store16(buffer + swizzled(tid * VT + r), chunk_of(x + r));
 }
@@ -595,23 +552,15 @@ __host__ __device__ void pipelined_store(int tid, const T* buffer, int count, T*
 
 // ---- kernels. The merge path partition: one co-rank per tile boundary, splits[p] for output p * nv (the last for
 // m + n), all in one short wave instead of at the start of every merge block.
-template <class Key>
-__global__ void path_partition(const Key* a, size_t m, const Key* b, size_t n, size_t nv, size_t tiles,
-                               size_t* splits) {
+template <class Key> __global__ void path_partition(const Key* a, size_t m, const Key* b, size_t n, size_t nv,
+                                                    size_t tiles, size_t* splits) {
     const size_t p = static_cast<size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
     if (p > tiles) return;
     splits[p] = co_rank(min_of(p * nv, m + n), a, m, b, n);
 }
 
-template <class Key, class Value, int kSlots>
-struct TileStorage {
-    Key keys[kSlots];
-    Value values[kSlots];
-};
-template <class Key, int kSlots>
-struct TileStorage<Key, NoValues, kSlots> {
-    Key keys[kSlots];
-};
+template <class Key, class Value, int kSlots> struct TileStorage { Key keys[kSlots]; Value values[kSlots]; };
+template <class Key, int kSlots> struct TileStorage<Key, NoValues, kSlots> { Key keys[kSlots]; };
 
 // path_tiles: one tile of nv outputs per block. Its spans come from the partition, so they hold exactly the tile's
 // outputs and one array of nv keys takes both (merge_tiled needs 2 x tile). Three barriers: after the load, after the
@@ -708,8 +657,7 @@ __global__ void __launch_bounds__(T::nt) path_pipelined(const Key* a, size_t m, 
 }
 
 // ---- launchers. The partition writes the co-rank of every tile boundary into p.splits and returns the tile count.
-template <class T, class Key, class Value>
-size_t launchPartition(MergeProblem<Key, Value>& p) {
+template <class T, class Key, class Value> size_t launchPartition(MergeProblem<Key, Value>& p) {
     static_assert(T::nv >= kMinPathTile, "the split buffer is sized for tiles of at least kMinPathTile");
     const size_t tiles = ceilDiv(p.total(), static_cast<size_t>(T::nv));
     path_partition<Key><<<gridFor(tiles + 1, kPartitionThreads, "path_partition"), kPartitionThreads>>>(
@@ -718,8 +666,7 @@ size_t launchPartition(MergeProblem<Key, Value>& p) {
     return tiles;
 }
 
-template <class T, class Key, class Value>
-void launchPathTiles(MergeProblem<Key, Value>& p) {
+template <class T, class Key, class Value> void launchPathTiles(MergeProblem<Key, Value>& p) {
     if (p.total() == 0) return;
     launchPartition<T>(p);
     path_tiles<Key, Value, T><<<gridFor(p.total(), T::nv, "path_tiles"), T::nt>>>(
@@ -729,8 +676,7 @@ void launchPathTiles(MergeProblem<Key, Value>& p) {
 
 // The pipelined grid: as many blocks as the card holds at once, or 0 where the two buffers pass the card's opt-in
 // shared memory per block (the row is then left out).
-template <class T, class Key, class Value>
-size_t pipelinedResidentBlocks() {
+template <class T, class Key, class Value> size_t pipelinedResidentBlocks() {
     constexpr size_t bytes = T::template sharedBytes<Key, Value>();
     int device = 0, optIn = 0, sms = 0, perSm = 0;
     CUDA_CHECK(cudaGetDevice(&device));
@@ -743,8 +689,7 @@ size_t pipelinedResidentBlocks() {
     return static_cast<size_t>(perSm) * sms;
 }
 
-template <class T, class Key, class Value>
-void launchPipelined(MergeProblem<Key, Value>& p, unsigned blocks) {
+template <class T, class Key, class Value> void launchPipelined(MergeProblem<Key, Value>& p, unsigned blocks) {
     if (p.total() == 0) return;
     const size_t tiles = launchPartition<T>(p);
     path_pipelined<Key, Value, T><<<blocks, T::nt, T::template sharedBytes<Key, Value>()>>>(
@@ -755,8 +700,7 @@ void launchPipelined(MergeProblem<Key, Value>& p, unsigned blocks) {
 // ================================================================= THE VARIANT TABLE
 // One list: a row's name (--only matches its beginning), its knob cells (tile, vt, threads, blocks, smem/block,
 // out/block) and its launcher. It drives --verify and every printed table.
-template <class Key, class Value>
-using Row = Variant<MergeProblem<Key, Value>>;
+template <class Key, class Value> using Row = Variant<MergeProblem<Key, Value>>;
 const std::vector<Column> kKnobColumns = {{"tile", 5},   {"vt", 3},          {"threads", 7},
                                           {"blocks", 9}, {"smem/block", 10}, {"out/block", 9}};
 const std::vector<std::string> kRowFamilies = {"merge_basic", "merge_tiled", "merge_circular", "path_tiles",
@@ -768,8 +712,7 @@ std::vector<std::string> knobCells(size_t tile, int vt, int threads, size_t bloc
             kib(smem),            std::to_string(perBlock)};
 }
 
-template <class Key, class Value>
-Row<Key, Value> seedRow(const SeedKnobs& k, size_t total) {
+template <class Key, class Value> Row<Key, Value> seedRow(const SeedKnobs& k, size_t total) {
     const size_t smem = k.kind == Seed::Basic ? 0 : k.dynamicShared(sizeof(Key)) + 2 * sizeof(size_t);
     return {kRowFamilies[static_cast<int>(k.kind)],
             knobCells(k.tile, k.vt, k.threads(), ceilDiv(total, k.perBlock()), smem, k.perBlock()),
@@ -778,8 +721,7 @@ Row<Key, Value> seedRow(const SeedKnobs& k, size_t total) {
 
 // A production row: path_tiles where its tile fits the 48 KiB of static shared memory (key-value tiles take twice the
 // keys'), path_pipelined where its buffers fit the card.
-template <class T, class Key, class Value>
-void addPath(std::vector<Row<Key, Value>>& rows, size_t total) {
+template <class T, class Key, class Value> void addPath(std::vector<Row<Key, Value>>& rows, size_t total) {
     constexpr size_t smem = T::template sharedBytes<Key, Value>();
     const std::string shape = " " + std::to_string(T::nt) + "x" + std::to_string(T::vt);
     const size_t tiles = ceilDiv(total, static_cast<size_t>(T::nv));
@@ -817,22 +759,20 @@ std::vector<Row<Key, Value>> variantTable(const std::vector<SeedKnobs>& seed, si
 // barriers between the loops over threads, and compares keys and provenance with common's stable host merge.
 
 // keys[p] and source[p] (position in a||b) against common's stable reference merge of a and b.
-template <class Source>
-bool matchesReference(const std::string& what, const std::vector<float>& a, const std::vector<float>& b,
-                      const float* keys, const Source* source) {
+template <class Source> bool matchesReference(const std::string& what, const std::vector<float>& a,
+                                              const std::vector<float>& b, const float* keys, const Source* source) {
     return MergeReference<float>(a, b, MergeReference<float>::Keep::Never)
         .matches(what, [&](size_t p, size_t count, float* got) { std::copy_n(keys + p, count, got); },
                  [&](size_t p, size_t count, size_t* got) { std::copy_n(source + p, count, got); });
 }
-
-template <class... Args>
-bool failed(const char* format, Args... args) {  // one line saying what failed; false
-    std::printf(format, args...);
-    return false;
+template <class... Parts> std::string cat(const Parts&... parts) {  // the tests' messages: text and numbers in a row
+    std::ostringstream s;
+    (s << ... << parts);
+    return s.str();
 }
+bool failed(const std::string& what) { return std::printf("%s\n", what.c_str()), false; }  // one line; false
 
-template <class T>
-struct GuardedArray {  // records whether anything read outside [0, size)
+template <class T> struct GuardedArray {  // records whether anything read outside [0, size)
     const T* items;
     size_t size;
     bool* outside;
@@ -842,19 +782,14 @@ struct GuardedArray {  // records whether anything read outside [0, size)
 // A key that knows its position in a||b: the seed tests merge these, so every output also names the element it
 // really read, and a refill over a live slot or a stray read shows up as a source that is not the one emitted.
 struct Tagged {
-    float key;
-    size_t source;
+    float key; size_t source;
     __host__ __device__ bool operator<(const Tagged& o) const { return key < o.key; }
 };
 struct Recorder {  // the tests' emit: output base + k, its source from (fromA, index) as the kernels compute it
     float* keys;
-    size_t *source, *read;
-    size_t base, aOrigin, bOrigin;
-    template <class Index>
-    __host__ __device__ void operator()(Index k, Tagged key, bool fromA, Index index) const {
-        keys[base + k] = key.key;
-        source[base + k] = (fromA ? aOrigin : bOrigin) + index;
-        read[base + k] = key.source;
+    size_t *source, *read, base, aOrigin, bOrigin;
+    template <class Index> __host__ __device__ void operator()(Index k, Tagged key, bool fromA, Index index) const {
+        keys[base + k] = key.key, source[base + k] = (fromA ? aOrigin : bOrigin) + index, read[base + k] = key.source;
     }
 };
 
@@ -871,16 +806,13 @@ bool seedPiecesMatch(const std::vector<float>& a, const std::vector<float>& b) {
     ReferenceMerge<float>(a.data(), m, b.data(), n).next(total, keys.data(), source.data());
     const std::string input = "a=" + formatKeys(a) + " b=" + formatKeys(b);
     std::vector<Tagged> ta(m), tb(n);
-    for (size_t e = 0; e < m; ++e) ta[e] = {a[e], e};
-    for (size_t e = 0; e < n; ++e) tb[e] = {b[e], m + e};
+    for (size_t e = 0; e < total; ++e) (e < m ? ta[e] : tb[e - m]) = {e < m ? a[e] : b[e - m], e};
     bool outside = false;
     const GuardedArray<Tagged> ga{ta.data(), m, &outside}, gb{tb.data(), n, &outside};
-    for (size_t k = 0, fromA = 0; k <= total; fromA += k < total && source[k] < m, ++k) {
-        const size_t i = co_rank(k, ga, m, gb, n);
-        if (outside || i != fromA)
-            return failed("co_rank(k=%zu, %s) = %zu%s; the stable split takes %zu from a\n", k, input.c_str(), i,
-                               outside ? " and read outside" : "", fromA);
-    }
+    for (size_t k = 0, fromA = 0; k <= total; fromA += k < total && source[k] < m, ++k)
+        if (const size_t i = co_rank(k, ga, m, gb, n); outside || i != fromA)
+            return failed(cat("co_rank(k=", k, ", ", input, ") = ", i, outside ? " and read outside" : "",
+                              "; the stable split takes ", fromA, " from a"));
     for (int size = 1; size <= 8; ++size)
         for (int vt = 1; vt <= 3; ++vt) {
             keys.assign(total, -1.0f), source.assign(total, SIZE_MAX), read.assign(total, SIZE_MAX);
@@ -891,8 +823,7 @@ bool seedPiecesMatch(const std::vector<float>& a, const std::vector<float>& b) {
             bool overfull = false;
             for (int produced = 0; produced < int(total); produced += size) {
                 for (int t = 0; t < threads; ++t) {
-                    refill(t, threads, sA.data(), ga, wa[t]);
-                    refill(t, threads, sB.data(), gb, wb[t]);
+                    refill(t, threads, sA.data(), ga, wa[t]), refill(t, threads, sB.data(), gb, wb[t]);
                     overfull = overfull || wa[t].available() > size || wb[t].available() > size;
                 }
                 const int roundOut = std::min(size, int(total) - produced);
@@ -904,12 +835,10 @@ bool seedPiecesMatch(const std::vector<float>& a, const std::vector<float>& b) {
                 }
                 for (int t = 0; t < threads; ++t) advance(wa[t], wb[t], aUsed[t], roundOut);
             }
-            const std::string what = "circular rounds, window " + std::to_string(size) + ", " + std::to_string(vt) +
-                                     " per thread, " + input;
-            if (outside || overfull || read != source)
-                return failed("%s: %s\n", what.c_str(), outside ? "a read outside the span"
-                                   : overfull ? "a buffer held more than its window"
-                                   : "an output is not the element its source names (a live slot overwritten?)");
+            const std::string what = cat("circular rounds, window ", size, ", ", vt, " per thread, ", input);
+            if (outside) return failed(what + ": a read outside the span");
+            if (overfull) return failed(what + ": a buffer held more than its window");
+            if (read != source) return failed(what + ": an output is not the element its source names (a live slot overwritten?)");
             if (!matchesReference(what, a, b, keys.data(), source.data())) return false;
         }
     return true;
@@ -937,8 +866,7 @@ void testSeedPieces() {
 
 // The conflict degree of a warp's access where lane t touches word index(t * vt + r): the most lanes on one bank,
 // worst over r (staging stores; merge reads in step).
-template <class Index>
-int worstBank(Index index, int vt) {
+template <class Index> int worstBank(Index index, int vt) {
     int worst = 0;
     for (int r = 0; r < vt; ++r) {
         int banks[32] = {};
@@ -955,22 +883,18 @@ void testLayouts() {
             const SpanChunks<4> s{shift, count};
             std::vector<int> seen(count, 0);
             for (int c = 0; c < s.chunks(); ++c)
-                for (int x = s.first(c); x < s.first(c) + 4; ++x) {
+                for (int x = s.first(c); x < s.first(c) + 4; ++x)
                     if (x >= 0 && x < count) ++seen[x];
                     else chunksOk = chunksOk && !s.full(c);  // a vector access past the span
-                }
             chunksOk = chunksOk && std::count(seen.begin(), seen.end(), 1) == count;
         }
     expect(chunksOk, "SpanChunks: every element once, full chunks inside the span");
-    bool padOk = true;
+    bool padOk = worstBank(padded, 32) == 1, swizzleOk = true;
     for (int vt = 1; vt <= 30; ++vt) padOk = padOk && worstBank(padded, vt) <= ((vt & (vt - 1)) == 0 ? 1 : 2);
-    expect(padOk && worstBank(padded, 32) == 1,
-           "padded(): staging stores conflict-free for vt = 1, 2, 4, 8, 16, 32, at most 2-way up to 30");
-    bool swizzleOk = true;
-    for (int x = 0; x < 1 << 16; ++x) {
-        const int y = swizzled(x);
-        swizzleOk = swizzleOk && y / 32 == x / 32 && y % 4 == x % 4 && swizzled(x - x % 4) + x % 4 == y && swizzled(y) == x;
-    }
+    expect(padOk, "padded(): staging stores conflict-free for vt = 1, 2, 4, 8, 16, 32, at most 2-way up to 30");
+    for (int x = 0; x < 1 << 16; ++x)
+        swizzleOk = swizzleOk && swizzled(x) / 32 == x / 32 && swizzled(x) % 4 == x % 4 &&
+                    swizzled(x - x % 4) + x % 4 == swizzled(x) && swizzled(swizzled(x)) == x;
     expect(swizzleOk, "swizzled(): a permutation within each 32-word row that keeps 4-word chunks whole");
     auto worstStaging = [](int vt) {  // 16-byte groups a quarter-warp's staging stores hit (lanes 8q..8q+7, chunk j)
         int worst = 0;
@@ -983,31 +907,28 @@ void testLayouts() {
     };
     expect(worstStaging(16) == 1 && worstStaging(32) == 1 && worstStaging(24) == 3,
            "swizzled(): staging stores conflict-free at vt 16 and 32, 3-way at vt 24");
-    auto swizzledIndex = [](int x) { return swizzled(x); };
-    expect(worstBank(swizzledIndex, 16) == 4 && worstBank(swizzledIndex, 24) == 4 && worstBank(swizzledIndex, 32) == 4,
+    expect(worstBank(swizzled, 16) == 4 && worstBank(swizzled, 24) == 4 && worstBank(swizzled, 32) == 4,
            "swizzled(): merge reads in step (lane t at t * vt + r) are 4-way at vt 16, 24 and 32");
 }
 
-// v's elements `shift` elements past a 16-byte boundary, junk around them: how the tile tests place the inputs and
-// outputs (at offsets the kernels meet) and the shared buffers (which start 16-byte aligned).
-template <class T>
-struct Placed {
+// max(v.size(), count) elements `shift` elements past a 16-byte boundary, v's first, junk after and around them: how
+// the tile tests place the inputs and outputs (at offsets the kernels meet) and the shared buffers (16-byte aligned).
+template <class T> struct Placed {
     std::vector<T> store;
     T* p;
-    Placed(const std::vector<T>& v, int shift, T junk) : store(v.size() + 16, junk) {
+    T junk;
+    Placed(const std::vector<T>& v, int shift, T junk, size_t count = 0)
+        : store(std::max(v.size(), count) + 16, junk), junk(junk) {
         p = store.data() + (16 - reinterpret_cast<uintptr_t>(store.data()) % 16) % 16 / sizeof(T) + shift;
         std::copy(v.begin(), v.end(), p);
     }
-    bool untouchedOutside(size_t count, T junk) const {
-        auto isJunk = [junk](T x) { return x == junk; };
-        const T* end = store.data() + store.size();
-        return std::all_of(store.data(), static_cast<const T*>(p), isJunk) && std::all_of<const T*>(p + count, end, isJunk);
+    bool untouchedOutside(size_t count) const {  // only junk outside [p, p + count)
+        auto isJunk = [this](T x) { return x == junk; };
+        return std::all_of<const T*>(store.data(), p, isJunk) &&
+               std::all_of<const T*>(p + count, store.data() + store.size(), isJunk);
     }
 };
-template <class T, int N>
-struct Registers {  // one thread's register array, kept across the barrier between two loops over threads
-    T r[N];
-};
+template <class T, int N> struct Registers { T r[N]; };  // one thread's register array, kept across a barrier
 
 // A production kernel's own steps, thread by thread, tile after tile, the barriers between the loops over threads.
 // path_tiles: load_two_spans | tile_merge, tile_values | tile_stage | tile_store, one shared tile. path_pipelined:
@@ -1022,13 +943,11 @@ bool tilesMatch(const std::vector<float>& ka, const std::vector<float>& kb, int 
     const int m = static_cast<int>(ka.size()), n = static_cast<int>(kb.size()), total = m + n;
     std::vector<uint32_t> positions(total);
     std::iota(positions.begin(), positions.end(), 0u);
-    const Placed<float> a(ka, aShift, -500.0f), b(kb, bShift, -500.0f);
+    const Placed<float> a(ka, aShift, -500.0f), b(kb, bShift, -500.0f), out({}, outShift, -7777.0f, total),
+        keyBuffers({}, 0, 1000.0f, T::buffers * T::slots);  // junk a stray read would merge
     const Placed<uint32_t> va({positions.begin(), positions.begin() + m}, bShift, 99999),
-        vb({positions.begin() + m, positions.end()}, aShift, 99999);
-    const Placed<float> out(std::vector<float>(total, -7777.0f), outShift, -7777.0f),
-        keyBuffers(std::vector<float>(T::buffers * T::slots, 1000.0f), 0, 1000.0f);  // junk a stray read would merge
-    const Placed<uint32_t> vout(std::vector<uint32_t>(total, 77777), outShift, 77777),
-        valueBuffers(std::vector<uint32_t>(T::buffers * T::slots, 55555), 0, 55555);
+        vb({positions.begin() + m, positions.end()}, aShift, 99999), vout({}, outShift, 77777, total),
+        valueBuffers({}, 0, 55555, T::buffers * T::slots);
     std::vector<Registers<float, VT>> keys(NT);
     std::vector<Registers<uint32_t, VT>> values(NT);
     bool slotsOk = true;
@@ -1060,19 +979,16 @@ bool tilesMatch(const std::vector<float>& ka, const std::vector<float>& kb, int 
                                       pipelined_store<NT, NV>(tid, sv, t.count, vout.p + t.k0);
             else tile_store<NT, NV>(tid, sk, t.count, out.p + t.k0), tile_store<NT, NV>(tid, sv, t.count, vout.p + t.k0);
     }
-    const std::string what = std::string(kPipelined ? "path_pipelined " : "path_tiles ") + std::to_string(NT) + "x" +
-                             std::to_string(VT) + ", shifts " + std::to_string(aShift) + "/" + std::to_string(bShift) +
-                             "/" + std::to_string(outShift) + ", m=" + std::to_string(m) + " n=" + std::to_string(n);
-    if ((kPipelined && !slotsOk) || !out.untouchedOutside(total, -7777.0f) || !vout.untouchedOutside(total, 77777))
-        return failed("%s: %s\n", what.c_str(), !slotsOk ? "a span's slots break the 16-byte alignment or pass "
-                           "the buffer" : "a store landed outside the output");
+    const std::string what = cat(kPipelined ? "path_pipelined " : "path_tiles ", NT, "x", VT, ", shifts ", aShift, "/",
+                                 bShift, "/", outShift, ", m=", m, " n=", n);
+    if (kPipelined && !slotsOk) return failed(what + ": a span's slots break the 16-byte alignment or pass the buffer");
+    if (!out.untouchedOutside(total) || !vout.untouchedOutside(total)) return failed(what + ": a store landed outside the output");
     return matchesReference(what, ka, kb, out.p, vout.p);
 }
 
 // T's steps on every pair of lengths around 0, one tile and several tiles, in three shapes (runs of 4 values: ties
 // across the inputs; every a below every b; the reverse), a and b at every offset from a 16-byte boundary, out at 2.
-template <class T>
-bool sweepTiles(size_t& runs) {
+template <class T> bool sweepTiles(size_t& runs) {
     SplitMix64 rng(T::style == PathStyle::Pipelined ? 34 : 12);
     auto sortedRun = [&](int length, int alphabet) {
         std::vector<float> v(length);
@@ -1091,18 +1007,16 @@ bool sweepTiles(size_t& runs) {
             }
     return true;
 }
+template <class... T> bool sweepAll(size_t& runs) { return (sweepTiles<T>(runs) && ...); }  // in order; stops at a failure
 
 void testProductionTiles() {
     using S = PathStyle;
-    size_t tileRuns = 0, pipelinedRuns = 0;
-    expect(sweepTiles<PathTuning<4, 3, S::Tiles>>(tileRuns) &&  // odd vt, tiny nt: the code of 256x16 and 128x32
-           sweepTiles<PathTuning<8, 8, S::Tiles>>(tileRuns) && sweepTiles<PathTuning<2, 16, S::Tiles>>(tileRuns) &&
-           sweepTiles<PathTuning<4, 32, S::Tiles>>(tileRuns),
+    size_t tileRuns = 0, pipelinedRuns = 0;  // 4x3: odd vt and tiny nt run the code of 256x16 and 128x32
+    expect(sweepAll<PathTuning<4, 3, S::Tiles>, PathTuning<8, 8, S::Tiles>, PathTuning<2, 16, S::Tiles>,
+                    PathTuning<4, 32, S::Tiles>>(tileRuns),
            "path_tiles steps: load_two_spans, tile_merge, tile_values, tile_stage, tile_store");
-    expect(sweepTiles<PathTuning<4, 4, S::Pipelined>>(pipelinedRuns) &&
-           sweepTiles<PathTuning<8, 8, S::Pipelined>>(pipelinedRuns) &&
-           sweepTiles<PathTuning<2, 24, S::Pipelined>>(pipelinedRuns) &&
-           sweepTiles<PathTuning<4, 32, S::Pipelined>>(pipelinedRuns),
+    expect(sweepAll<PathTuning<4, 4, S::Pipelined>, PathTuning<8, 8, S::Pipelined>, PathTuning<2, 24, S::Pipelined>,
+                    PathTuning<4, 32, S::Pipelined>>(pipelinedRuns),
            "path_pipelined steps: pipelined_copy, _merge, _values, _stage, _store, two buffers");
     std::printf("production tiles: path_tiles 4x3, 8x8, 2x16, 4x32 (%zu runs), path_pipelined 4x4, 8x8, 2x24, 4x32 "
                 "(%zu runs); inputs x 16-byte offsets of a, b, out\n", tileRuns, pipelinedRuns);
@@ -1116,9 +1030,7 @@ int runSelftest() {
     expect(co_rank<size_t>(3, a.data(), 4, b.data(), 4) == 1, "seed example: co-rank of 3 is 1");
     const std::vector<float> ta = {1, 5, 9}, tb = {5, 5, 5};  // Day 36's ties: 1, a's 5, then b's 5s
     expect(co_rank<size_t>(2, ta.data(), 3, tb.data(), 3) == 2, "ties: a's 5 comes before b's");
-    testSeedPieces();
-    testLayouts();
-    testProductionTiles();
+    testSeedPieces(), testLayouts(), testProductionTiles();
     return selftestVerdict();
 }
 
@@ -1142,6 +1054,7 @@ MergeProblem<Key, Value> upload(const std::vector<Key>& a, const std::vector<Key
     return p;
 }
 bool fitsProvenance(size_t total) { return total < 0xFFFFFFFFu; }  // uint32 positions; all ones is the poison
+bool seedShapeFits(size_t tile, size_t vt) { return tile % vt == 0 && tile / vt <= 1024; }  // tile / vt threads
 
 // The seed kernels with knobs that stress them: odd vt, thread counts that are not powers of two, windows down to 5
 // slots with many rounds.
@@ -1150,18 +1063,8 @@ const std::vector<SeedKnobs> kVerifySeed = {
     {Seed::Tiled, 960, 8}, {Seed::Tiled, 4096, 16}, {Seed::Circular, 5, 1, 9}, {Seed::Circular, 32, 4, 7},
     {Seed::Circular, 1024, 8, 2}, {Seed::Circular, 2048, 16, 3}};
 
-template <class Key, class Value>
-bool verifyRows(const std::vector<Key>& a, const std::vector<Key>& b, const MergeReference<Key>& reference, size_t& rows) {
-    MergeProblem<Key, Value> p = upload<Key, Value>(a, b);
-    const auto table = variantTable<Key, Value>(kVerifySeed, p.total());
-    rows = table.size();
-    return checkRows(table, p, [&](const std::string& what) { return mergeMatches(what, reference, p); },
-                     kPairs<Value> ? "key-value" : "");
-}
-
 // Every row, keys and key-value, on each input; one host merge serves every row of an input.
-template <class Key>
-int verifyKey(const char* keyName, const std::vector<MergeCase>& cases) {
+template <class Key> int verifyKey(const char* keyName, const std::vector<MergeCase>& cases) {
     int failed = 0;
     for (const MergeCase& c : cases) {
         std::vector<Key> a, b;
@@ -1169,8 +1072,15 @@ int verifyKey(const char* keyName, const std::vector<MergeCase>& cases) {
         const bool pairs = fitsProvenance(a.size() + b.size());
         const MergeReference<Key> reference(a, b);
         size_t keyRows = 0, pairRows = 0;
-        const bool ok = verifyRows<Key, NoValues>(a, b, reference, keyRows) &&
-                        (!pairs || verifyRows<Key, uint32_t>(a, b, reference, pairRows));
+        auto rowsMatch = [&](auto value, size_t& rows) {  // value: NoValues or uint32_t
+            using Value = decltype(value);
+            MergeProblem<Key, Value> p = upload<Key, Value>(a, b);
+            const auto table = variantTable<Key, Value>(kVerifySeed, p.total());
+            rows = table.size();
+            return checkRows(table, p, [&](const std::string& what) { return mergeMatches(what, reference, p); },
+                             kPairs<Value> ? "key-value" : "");
+        };
+        const bool ok = rowsMatch(NoValues{}, keyRows) && (!pairs || rowsMatch(uint32_t{}, pairRows));
         std::printf("%-5s %-6s %-13s m=%-10zu n=%-10zu %zu rows keys, %s\n", ok ? "ok" : "FAIL", keyName,
                     mergeShapeName(c.shape), a.size(), b.size(), keyRows,
                     pairs ? (std::to_string(pairRows) + " key-value (provenance)").c_str() : "no key-value (too long for uint32)");
@@ -1183,17 +1093,15 @@ int verifyKey(const char* keyName, const std::vector<MergeCase>& cases) {
 // a below every b), and odd m (b then starts off 16 bytes); or the one input --m/--n name (e.g. past 2^31).
 int runVerify(const Options& o, const Run&) {
     std::vector<MergeCase> cases;
-    auto add = [&](const MergeCase& c) {
-        if (std::none_of(cases.begin(), cases.end(), [&](const MergeCase& d) { return d.shape == c.shape && d.m == c.m && d.n == c.n; }))
-            cases.push_back(c);
-    };
-    for (size_t tile : {size_t{1024}, size_t{2048}, size_t{4096}})
-        for (const MergeCase& c : adversarialMergeCases(tile)) add(c);
+    for (size_t tile : {1024, 2048, 4096})
+        for (const MergeCase& c : adversarialMergeCases(tile))  // each case once
+            if (std::none_of(cases.begin(), cases.end(),
+                             [&](const MergeCase& d) { return d.shape == c.shape && d.m == c.m && d.n == c.n; }))
+                cases.push_back(c);
     using S = MergeShape;
-    for (MergeCase c : {MergeCase{S::Random, (1u << 22) + 3, (1u << 21) + 5}, MergeCase{S::ABelowB, (1u << 22) + 1, 3},
-                        MergeCase{S::BBelowA, 3, (1u << 22) + 1}, MergeCase{S::ABelowB, (1u << 21) + 1, (1u << 21) - 1},
-                        MergeCase{S::ManyTies, (1u << 21) + 2, (1u << 20) + 1}})
-        cases.push_back(c);
+    cases.insert(cases.end(), {{S::Random, (1u << 22) + 3, (1u << 21) + 5}, {S::ABelowB, (1u << 22) + 1, 3},
+                               {S::BBelowA, 3, (1u << 22) + 1}, {S::ABelowB, (1u << 21) + 1, (1u << 21) - 1},
+                               {S::ManyTies, (1u << 21) + 2, (1u << 20) + 1}});
     if (o.oneInput) cases = {{o.shape, o.m, o.n}};
     int failed = 0;
     if (o.bothKeys || o.key == "float") failed += verifyKey<float>("float", cases);
@@ -1223,8 +1131,7 @@ bool runSection(const std::string& title, const std::vector<Key>& a, const std::
     return true;
 }
 
-template <class Key>
-int runLessonFor(const Options& o, const Run& run, const char* keyName, CsvFile& csv) {
+template <class Key> int runLessonFor(const Options& o, const Run& run, const char* keyName, CsvFile& csv) {
     std::vector<Key> a, b;
     makeMergeInput(o.shape, o.m, o.n, a, b);
     const size_t total = a.size() + b.size();
@@ -1236,35 +1143,28 @@ int runLessonFor(const Options& o, const Run& run, const char* keyName, CsvFile&
     for (Seed kind : {Seed::Tiled, Seed::Circular})
         for (size_t tile : o.tiles)
             for (size_t vt : o.vts)
-                if (run.wants(kRowFamilies[static_cast<int>(kind)]) && tile % vt == 0 && tile / vt <= 1024)
+                if (run.wants(kRowFamilies[static_cast<int>(kind)]) && seedShapeFits(tile, vt))
                     seed.push_back({kind, static_cast<int>(tile), static_cast<int>(vt), kind == Seed::Circular ? o.rounds : 1});
-    if (run.only.empty()) {  // the seed's claim: the same shared memory, `rounds` times the output
+    if (run.only.empty()) {  // the seed's claim: merge_circular spends merge_tiled's shared memory on `rounds` x the output
         const SeedKnobs tiled{Seed::Tiled, static_cast<int>(o.tiles.front()), 1}, circular{Seed::Circular, tiled.tile, 1, o.rounds};
-        std::printf("\nshared memory budget at tile %d: merge_tiled %s per block for %zu outputs; merge_circular the "
-                    "same %s for %zu outputs (%d rounds, %dx the output)\n", tiled.tile,
-                    kib(tiled.dynamicShared(sizeof(Key)) + 16).c_str(), tiled.perBlock(),
-                    kib(circular.dynamicShared(sizeof(Key)) + 16).c_str(), circular.perBlock(), o.rounds, o.rounds);
+        const std::string smem = kib(tiled.dynamicShared(sizeof(Key)) + 16);  // the same for both, split included
+        std::printf("\nshared memory budget at tile %d: merge_tiled %s per block for %zu outputs; merge_circular the same "
+                    "%s for %zu outputs (%d rounds, %dx the output)\n", tiled.tile, smem.c_str(), tiled.perBlock(),
+                    smem.c_str(), circular.perBlock(), o.rounds, o.rounds);
     }
     const std::string what = std::string(keyName) + " keys, " + std::to_string(a.size()) + " + " + std::to_string(b.size());
     std::vector<double> ms;
-    if (!runSection<Key, NoValues>("Merging " + what + " (GB/s counts read m+n keys + write m+n keys)", a, b, seed,
-                                   run, csv, ms))
+    if (!runSection<Key, NoValues>("Merging " + what + " (GB/s counts read m+n keys + write m+n keys)", a, b, seed, run, csv, ms))
         return kExitCheckFailed;
     if (!o.pairs) return kExitPass;
-    if (!fitsProvenance(total)) {
-        std::printf("\nkey-value table skipped: %zu elements do not fit uint32 positions\n", total);
-        return kExitPass;
-    }
+    if (!fitsProvenance(total))
+        return std::printf("\nkey-value table skipped: %zu elements do not fit uint32 positions\n", total), kExitPass;
     std::vector<SeedKnobs> best;  // the key-value table: each seed kernel at its fastest knobs above (untimed: its first)
-    std::vector<double> bestMs;
-    for (size_t r = 0; r < seed.size(); ++r) {
-        const double t = ms.empty() ? 0 : ms[r];
-        auto same = std::find_if(best.begin(), best.end(), [&](const SeedKnobs& k) { return k.kind == seed[r].kind; });
-        if (same == best.end()) best.push_back(seed[r]), bestMs.push_back(t);
-        else if (t < bestMs[same - best.begin()]) *same = seed[r], bestMs[same - best.begin()] = t;
-    }
-    return runSection<Key, uint32_t>("Key-value: " + what + ", uint32 values = source position (GB/s counts keys "
-                                     "and values)", a, b, best, run, csv, ms) ? kExitPass : kExitCheckFailed;
+    for (size_t r = 0, bestRow = 0; r < seed.size(); ++r)  // seed holds each kernel's rows together
+        if (best.empty() || best.back().kind != seed[r].kind) best.push_back(seed[bestRow = r]);
+        else if (!ms.empty() && ms[r] < ms[bestRow]) best.back() = seed[bestRow = r];
+    return runSection<Key, uint32_t>("Key-value: " + what + ", uint32 values = source position (GB/s counts keys and values)",
+                                     a, b, best, run, csv, ms) ? kExitPass : kExitCheckFailed;
 }
 
 int runLesson(const Options& o, const Run& run) {
@@ -1275,28 +1175,20 @@ int runLesson(const Options& o, const Run& run) {
 
 // ================================================================= MAIN
 void readOptions(const Args& args, const Run& run, Options& o) {
-    o.shape = mergeShapeFromName(args.choice("--input", "random", mergeShapeWords()));
-    o.m = args.count("--m", run.quick ? 1677722 : size_t{1} << 24);  // 2^24, or about a tenth
-    o.n = args.count("--n", run.quick ? 1677721 : size_t{1} << 24);
-    o.key = args.choice("--key", "float", {"float", "uint32"});
-    o.bothKeys = !args.has("--key"), o.oneInput = args.has("--m") || args.has("--n"), o.pairs = !args.has("--no-pairs");
-    o.basicVts = args.countList("--basic-per-thread", {1, 4, 16}, 1);
-    o.tiles = args.countList("--tiles", {1024, 2048, 4096}, 1);
-    o.vts = args.countList("--per-thread", {4, 8, 16}, 1);
-    o.rounds = static_cast<int>(args.count("--rounds", 2, 1));
-    auto atMost = [&](const char* name, const std::vector<size_t>& values, size_t most, const char* why = "") {
-        for (size_t v : values)
-            if (v > most) args.fail(std::string(name) + " must be at most " + std::to_string(most) + why);
+    auto atMost = [&](const std::string& name, const std::vector<size_t>& values, size_t most, const char* why = "") {
+        for (size_t v : values) if (v > most) args.fail(name + " must be at most " + std::to_string(most) + why);
     };
-    atMost("--basic-per-thread values", o.basicVts, 4096);
+    o.shape = mergeShapeFromName(args.choice("--input", "random", mergeShapeWords()));
+    o.key = args.choice("--key", "float", {"float", "uint32"});
+    o.m = args.count("--m", run.quick ? 1677722 : 1u << 24), o.n = args.count("--n", run.quick ? 1677721 : 1u << 24);
+    o.bothKeys = !args.has("--key"), o.oneInput = args.has("--m") || args.has("--n"), o.pairs = !args.has("--no-pairs");
+    o.tiles = args.countList("--tiles", {1024, 2048, 4096}, 1), o.vts = args.countList("--per-thread", {4, 8, 16}, 1);
+    o.basicVts = args.countList("--basic-per-thread", {1, 4, 16}, 1), atMost("--m and --n", {o.m, o.n}, size_t{1} << 40);
+    atMost("--basic-per-thread values", o.basicVts, 4096), atMost("--per-thread values", o.vts, 1024);
     atMost("--tiles values", o.tiles, SeedKnobs::kMaxTile, " (2 x tile keys in 48 KiB of shared memory)");
-    atMost("--per-thread values", o.vts, 1024);
-    atMost("--rounds", {static_cast<size_t>(o.rounds)}, 4096);
-    atMost("--m and --n", {o.m, o.n}, size_t{1} << 40);
-    bool anyShape = false;
-    for (size_t tile : o.tiles)
-        for (size_t vt : o.vts) anyShape = anyShape || (tile % vt == 0 && tile / vt <= 1024);
-    if (!anyShape) args.fail("no --tiles value is a multiple of a --per-thread value with at most 1024 threads");
+    atMost("--rounds", {args.count("--rounds", 2, 1)}, 4096), o.rounds = static_cast<int>(args.count("--rounds", 2, 1));
+    for (size_t tile : o.tiles) for (size_t vt : o.vts) if (seedShapeFits(tile, vt)) return;
+    args.fail("no --tiles value is a multiple of a --per-thread value with at most 1024 threads");
 }
 
 int main(int argc, char** argv) {

@@ -5,8 +5,8 @@
 # 2. every CTest test (on a GPU nothing is skipped)
 # 3. every lesson's full run: the transcript of its README, plus its CSV
 # 4. compute-sanitizer memcheck, racecheck and synccheck on every lesson at small sizes
-# 5. with --large: inputs past 2^28 and 2^31 elements (about 90 GB of device
-#    memory, several minutes; the three run side by side, checks only)
+# 5. with --large: inputs past 2^28 and 2^31 elements, checks only, in two
+#    groups that run side by side (about 90 GB of device memory each; minutes)
 # Logs go to $LOG_DIR (default build-gpu/logs); a summary table is printed
 # last, and the exit code is 1 if any step failed.
 set -uo pipefail
@@ -77,6 +77,7 @@ finish_large() {
     names+=("${large_names[$i]}"); seconds+=($((SECONDS - large_starts[i])))
     if [ $rc -eq 0 ]; then results+=("pass"); else results+=("FAIL (exit $rc)"); tail -n 20 "$LOG_DIR/${large_names[$i]}.log"; fi
   done
+  large_names=(); large_pids=(); large_starts=()  # the next group starts afresh
 }
 if [ $large -eq 1 ]; then
   # 3e9 + 1e6 float keys: indices past 2^31 and 2^32 (about 48 GB of device memory).
@@ -85,6 +86,7 @@ if [ $large -eq 1 ]; then
   large merge_tiled_past_2e31 "$BUILD/merge_tiled" --verify --key float --m 1073741825 --n 1073741827
   # 2^28 + 3 keys, not a power of two, keys and key-value (a few GB).
   large bitonic_sort_past_2e28 "$BUILD/bitonic_sort" --verify --n 268435459
+  finish_large  # the three above take about 90 GB together; the two below as much again
   # 2^31 + 11 keys through every merge_sort row, checked against CUB's stable merge sort (about 60 GB).
   large merge_sort_past_2e31 "$BUILD/merge_sort" --verify --n 2147483659 --key uint32
   # 2^31 + 11 keys through the sample sort (checks only).

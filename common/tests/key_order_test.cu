@@ -2,7 +2,8 @@
 // common/sort_buffers.cuh against the order stated plainly, on edge values
 // of every key type: the rank map keeps <, puts -0.0 before +0.0 and NaNs at
 // the ends (IEEE totalOrder), round-trips every key bit for bit, and the
-// descending flip reverses it.
+// descending flip reverses it; and the host reference sorts by it, stably.
+#include "../inputs.hpp"
 #include "../selftest.hpp"
 #include "../sort_buffers.cuh"
 
@@ -46,5 +47,16 @@ int main() {
     // The stated ends: -NaN below -inf, +NaN above +inf, -0.0 below +0.0.
     expect(orderedBits(-nan) < orderedBits(-INFINITY) && orderedBits(INFINITY) < orderedBits(nan) &&
                orderedBits(-0.0f) < orderedBits(0.0f), "float ends: -NaN < -inf, +inf < +NaN, -0.0 < +0.0");
+    // The host reference (an LSD radix sort) is the stable sort by that order:
+    // the same original indices as std::stable_sort, every shape, both orders.
+    bool same = true;
+    for (const auto& entry : sortShapeNames())
+        for (bool descending : {false, true}) {
+            const auto floats = makeSortInput<float>(entry.shape, 5003, 3);
+            const auto ints = makeSortInput<int32_t>(entry.shape, 5003, 4);
+            same = same && referenceSort(floats, descending).indices == referenceStableSortIndices(floats, RankLess<float>{descending ? ~0u : 0u}) &&
+                   referenceSort(ints, descending).indices == referenceStableSortIndices(ints, RankLess<int32_t>{descending ? ~0u : 0u});
+        }
+    expect(same, "referenceSort's indices equal std::stable_sort's by the rank order (every shape, both orders)");
     return selftestVerdict();
 }

@@ -48,7 +48,7 @@ add_lesson() { [ -x "$BUILD/$1" ] && { lessons+=("$1"); small_args+=("$2"); }; }
 add_lesson merge_path   "--m 3001 --n 2000 --input many-ties --per-thread 1,3,4,64 --no-timing"
 add_lesson merge_tiled  "--m 5001 --n 3001 --no-timing"
 add_lesson bitonic_sort "--n 20011 --pairs --no-timing"
-add_lesson merge_sort   "--n 20011 --pairs --no-timing"
+add_lesson merge_sort   "--n 200003 --pairs --no-timing"  # big enough for four-way passes in every row
 add_lesson sample_sort  "--n 70000 --input zipf --pairs --no-timing"
 step ctest ctest --test-dir "$BUILD" --output-on-failure --parallel 4
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu --format=csv >"$LOG_DIR/nvidia-smi.txt" 2>&1

@@ -13,6 +13,7 @@
 
 #include <cub/device/device_merge_sort.cuh>
 #include <cub/device/device_radix_sort.cuh>
+#include <cuda/std/functional>
 
 #include <algorithm>
 #include <cstdint>
@@ -159,8 +160,11 @@ bool sortMatches(const std::string& what, const SortBuffers<Key>& d, const std::
 // The sorts a learner would otherwise call, on the same buffers:
 // cub::DeviceMergeSort with the lesson's order (its Copy forms run the same
 // dispatch as StableSortPairs, out of place, and the check holds them to the
-// stable order), and cub::DeviceRadixSort. The scratch is allocated once,
-// here, so a timed call allocates nothing.
+// stable order), and cub::DeviceRadixSort. For integer keys the rank order
+// is the natural one, so CUB gets its fastest form, cuda::std::less or
+// greater; floats need the rank comparator (totalOrder: -0.0 before
+// +0.0, NaNs at the ends). The scratch is allocated once, here, so a timed
+// call allocates nothing.
 template <class Key>
 class LibrarySort {
 public:
@@ -181,15 +185,25 @@ public:
     }
 
 private:
+    template <class Less>
+    void mergeSort(void* temp, size_t& bytes, Less less) {
+        const int64_t n = static_cast<int64_t>(d_.n);
+        if (d_.pairs)
+            CUDA_CHECK(cub::DeviceMergeSort::SortPairsCopy(temp, bytes, d_.in.get(), d_.vin.get(), d_.out.get(),
+                                                           d_.vout.get(), n, less));
+        else
+            CUDA_CHECK(cub::DeviceMergeSort::SortKeysCopy(temp, bytes, d_.in.get(), d_.out.get(), n, less));
+    }
     void call(void* temp, size_t& bytes) {
         const int64_t n = static_cast<int64_t>(d_.n);
-        const RankLess<Key> less{descending_ ? ~0u : 0u};
         Key *in = d_.in.get(), *out = d_.out.get();
         uint32_t *vin = d_.vin.get(), *vout = d_.vout.get();
-        if (kind_ == Kind::Merge && d_.pairs)
-            CUDA_CHECK(cub::DeviceMergeSort::SortPairsCopy(temp, bytes, in, vin, out, vout, n, less));
+        if (kind_ == Kind::Merge && std::is_integral<Key>::value && descending_)
+            mergeSort(temp, bytes, cuda::std::greater<Key>());
+        else if (kind_ == Kind::Merge && std::is_integral<Key>::value)
+            mergeSort(temp, bytes, cuda::std::less<Key>());
         else if (kind_ == Kind::Merge)
-            CUDA_CHECK(cub::DeviceMergeSort::SortKeysCopy(temp, bytes, in, out, n, less));
+            mergeSort(temp, bytes, RankLess<Key>{descending_ ? ~0u : 0u});
         else if (d_.pairs && descending_)
             CUDA_CHECK(cub::DeviceRadixSort::SortPairsDescending(temp, bytes, in, out, vin, vout, n));
         else if (d_.pairs)

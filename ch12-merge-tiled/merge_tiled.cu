@@ -806,7 +806,7 @@ bool seedPiecesMatch(const std::vector<float>& a, const std::vector<float>& b) {
     ReferenceMerge<float>(a.data(), m, b.data(), n).next(total, keys.data(), source.data());
     const std::string input = "a=" + formatKeys(a) + " b=" + formatKeys(b);
     std::vector<Tagged> ta(m), tb(n);
-    for (size_t e = 0; e < total; ++e) (e < m ? ta[e] : tb[e - m]) = {e < m ? a[e] : b[e - m], e};
+    for (size_t e = 0; e < total; ++e) (e < m ? ta[e] : tb[e - m]) = Tagged{e < m ? a[e] : b[e - m], e};
     bool outside = false;
     const GuardedArray<Tagged> ga{ta.data(), m, &outside}, gb{tb.data(), n, &outside};
     for (size_t k = 0, fromA = 0; k <= total; fromA += k < total && source[k] < m, ++k)

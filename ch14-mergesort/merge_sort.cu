@@ -34,6 +34,7 @@
 #include <climits>
 #include <functional>
 #include <map>
+#include <utility>
 
 // The order: common's rank (key_order.hpp, IEEE totalOrder for floats),
 // fixed at compile time for the kernels. Inside Part B every key travels as
@@ -225,6 +226,7 @@ struct Tuning {
 // the T4-safe shape (sm_75: 64 KiB opt-in, 48 KiB without it).
 using TuneKeysLarge = Tuning<128, 33, 1024, 33>;   // tile 33792: 132 KiB keys
 using TuneKeysWide = Tuning<256, 11, 1024, 33>;    // same tile, shorter merge chains
+using TuneKeysTwoPerSm = Tuning<256, 11, 512, 33>; // tile 16896: 66 KiB, two block-sort blocks per SM
 using TunePairsLarge = Tuning<128, 11, 512, 33>;   // tile 16896: 132 KiB keys + values
 using TuneFallback = Tuning<128, 15, 256, 15>;     // tile 3840: 15 KiB keys, 30 KiB pairs
 constexpr size_t kSm90SharedLimit = 227 * 1024;
@@ -236,7 +238,8 @@ static_assert(TuneKeysLarge::mergeBytes(true) <= kSm90SharedLimit, "merge tile t
 static_assert(TuneFallback::mergeBytes(true) <= kT4SharedLimit, "fallback merge tile too large");
 static_assert(TuneKeysLarge::merge4Bytes(true) <= kSm90SharedLimit, "four-way merge tile too large");
 // The smallest merge tile of any shape: it makes the most tiles, so it sizes the partition buffer.
-constexpr int kSmallestNv = std::min({TuneKeysLarge::nv, TuneKeysWide::nv, TunePairsLarge::nv, TuneFallback::nv});
+constexpr int kSmallestNv =
+    std::min({TuneKeysLarge::nv, TuneKeysWide::nv, TuneKeysTwoPerSm::nv, TunePairsLarge::nv, TuneFallback::nv});
 static_assert(TuneFallback::merge4Bytes(true) <= kT4SharedLimit, "fallback four-way merge tile too large");
 
 // ----------------------------------------------------- pieces (host + device)
@@ -348,6 +351,47 @@ __host__ __device__ inline void oddEvenTranspositionSort(uint32_t (&k)[kVt], Val
     }
 }
 
+// Keys only, stability is invisible (equal ranks are equal bits), so the
+// block sort may use a network with fewer compare-exchanges: Batcher's
+// odd-even merge sort on the next power of two, with every comparator that
+// touches a position >= vt dropped (as if those held +infinity, which never
+// moves down). 246 comparators for 33 keys instead of the transposition
+// sort's 528. The comparator list is computed at compile time and applied
+// by a fold over its indices, so every register index is a constant.
+struct Comparator {
+    int a, b, count;  // comparator number `at` of the network (count: how many it has)
+};
+__host__ __device__ constexpr Comparator oddEvenComparator(int vt, int at) {
+    int n = 1, c = 0;
+    while (n < vt) n *= 2;
+    Comparator found{0, 0, 0};
+    for (int p = 1; p < n; p *= 2)
+        for (int q = p; q >= 1; q /= 2)
+            for (int j = q % p; j + q < n; j += 2 * q)
+                for (int i = 0; i < q; ++i)
+                    if (i + j + q < vt && (i + j) / (2 * p) == (i + j + q) / (2 * p)) {
+                        if (c == at) found = {i + j, i + j + q, 0};
+                        ++c;
+                    }
+    found.count = c;
+    return found;
+}
+template <int kA, int kB, int kVt>
+__host__ __device__ __forceinline__ void compareExchange(uint32_t (&k)[kVt]) {
+    const uint32_t lo = k[kA] < k[kB] ? k[kA] : k[kB];
+    const uint32_t hi = k[kA] < k[kB] ? k[kB] : k[kA];
+    k[kA] = lo;
+    k[kB] = hi;
+}
+template <int kVt, int... kAt>
+__host__ __device__ __forceinline__ void applyNetwork(uint32_t (&k)[kVt], std::integer_sequence<int, kAt...>) {
+    (compareExchange<oddEvenComparator(kVt, kAt).a, oddEvenComparator(kVt, kAt).b>(k), ...);
+}
+template <int kVt>
+__host__ __device__ inline void oddEvenMergeSort(uint32_t (&k)[kVt]) {
+    applyNetwork(k, std::make_integer_sequence<int, oddEvenComparator(kVt, 0).count>{});
+}
+
 // The pass plan's arithmetic: merge passes needed after a block sort of
 // `tile`-key runs (run width doubles from tile until one run holds all n).
 __host__ __device__ inline int mergePassCount(size_t n, size_t tile) {
@@ -386,7 +430,8 @@ __host__ __device__ inline void storeTile(int tid, int count, const uint32_t* sK
 // padded with the largest rank, which sorts after every real key of equal
 // rank because padding sits at the end and every merge is stable).
 //   load coalesced -> ranks in shared -> vt consecutive keys per thread
-//   -> per-thread network -> log2(blockNt) in-block merge rounds (runs of
+//   -> per-thread network (keys: Batcher's; pairs: the stable transposition
+//   sort) -> log2(blockNt) in-block merge rounds (runs of
 //   vt, 2vt, ... merged by merge path in shared) -> store coalesced.
 // kToKey: this is the only pass, so write keys (not ranks) out.
 template <class T, class Ord, bool kPairs, bool kFromKey, bool kToKey>
@@ -422,7 +467,8 @@ blockSortKernel(const uint32_t* keysIn, const uint32_t* valsIn, uint32_t* keysOu
         k[i] = sKeys[tid * vt + i];
         if (kPairs) v[i] = sVals[tid * vt + i];
     }
-    oddEvenTranspositionSort<vt, kPairs>(k, v);
+    if constexpr (kPairs) oddEvenTranspositionSort<vt, kPairs>(k, v);  // stable: values keep their keys' order
+    else oddEvenMergeSort<vt>(k);
 
 #pragma unroll 1
     for (int coop = 2; coop <= nt; coop *= 2) {
@@ -884,11 +930,15 @@ template <class Key>
 using Row = Variant<Sorting<Key>>;
 
 // A production row: the plan is built once, on the problem's buffers.
+template <class T, bool kFourWay>
+std::string tiledRowName() {
+    return "blocksort " + std::to_string(T::blockNt) + "x" + std::to_string(T::blockVt) + ", " +
+           (kFourWay ? "4-way " : "") + "merge " + std::to_string(T::nt) + "x" + std::to_string(T::vt);
+}
 template <class T, bool kFourWay, class Key, bool kPairs>
 Row<Key> tiledRow(Sorting<Key>& s) {
     auto plan = planFor<T, Key, kPairs, kFourWay>(s);
-    const std::string name = "blocksort " + std::to_string(T::blockNt) + "x" + std::to_string(T::blockVt) + ", " +
-                             (kFourWay ? "4-way " : "") + "merge " + std::to_string(T::nt) + "x" + std::to_string(T::vt);
+    const std::string name = tiledRowName<T, kFourWay>();
     s.plans[name] = plan;
     return {name, {std::to_string(T::tile), std::to_string(T::nv), std::to_string(plan.size())},
             [plan](Sorting<Key>&) { runPlan(plan); }, static_cast<double>(plan.size())};
@@ -923,9 +973,9 @@ constexpr size_t kSeedRowLimit = size_t{1} << 24;  // past this the seed's O(n l
 template <class T, bool kFourWay, class Key, bool kPairs>
 void addTiled(std::vector<Row<Key>>& rows, Sorting<Key>& s, const Run& run) {
     const size_t bytes = std::max(T::blockSortBytes(kPairs), kFourWay ? T::merge4Bytes(kPairs) : T::mergeBytes(kPairs));
-    if (bytes > run.device.sharedPerBlockOptin || !run.wants("blocksort")) return;
-    Row<Key> row = tiledRow<T, kFourWay, Key, kPairs>(s);
-    if (run.wants(row.name)) rows.push_back(std::move(row));
+    // --only is tested on the name before the plan is built (building sets kernel attributes).
+    if (bytes <= run.device.sharedPerBlockOptin && run.wants(tiledRowName<T, kFourWay>()))
+        rows.push_back(tiledRow<T, kFourWay, Key, kPairs>(s));
 }
 
 template <class Key>
@@ -943,6 +993,7 @@ std::vector<Row<Key>> variantRows(Sorting<Key>& s, const Run& run, bool withSeed
         addTiled<TuneKeysLarge, false, Key, false>(rows, s, run);
         addTiled<TuneKeysWide, false, Key, false>(rows, s, run);
         addTiled<TuneKeysWide, true, Key, false>(rows, s, run);
+        addTiled<TuneKeysTwoPerSm, true, Key, false>(rows, s, run);
     }
     return rows;
 }
@@ -1103,6 +1154,19 @@ int runSelftest() {
         for (int x = 0; x < 11 && ok; ++x) ok = k[x] == want[x].first && v[x] == want[x].second;
     }
     expect(ok, "oddEvenTranspositionSort sorts 11 keys stably");
+    ok = true;  // keys only: Batcher's network, pruned to 33 and 15 keys, sorts (ties and none)
+    for (int trial = 0; trial < 3000 && ok; ++trial) {
+        uint32_t k33[33], k15[15];
+        for (int x = 0; x < 33; ++x) k33[x] = static_cast<uint32_t>(rng.below(trial % 2 ? 3 : 1000));
+        std::copy(k33, k33 + 15, k15);
+        std::vector<uint32_t> want33(k33, k33 + 33), want15(k15, k15 + 15);
+        std::sort(want33.begin(), want33.end());
+        std::sort(want15.begin(), want15.end());
+        oddEvenMergeSort<33>(k33);
+        oddEvenMergeSort<15>(k15);
+        ok = std::equal(want33.begin(), want33.end(), k33) && std::equal(want15.begin(), want15.end(), k15);
+    }
+    expect(ok, "oddEvenMergeSort sorts 33 and 15 keys");
     // The four-way pass, through the kernels' pieces: sizes around the
     // groups of four runs, ties (3 keys) and none, keys and key-value.
     ok = true;

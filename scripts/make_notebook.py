@@ -78,9 +78,16 @@ def exercises_of(folder, program):
     return [e for e in EXERCISES.get(program, []) if re.search(rf"\b{e[0]}\b", source)]
 
 
+# CMake's exercise builds, add_lesson_variant(NAME folder/program.cu MACRO): the notebook
+# names each exercise binary as CMake does, so a learner meets one name for it.
+CMAKE_VARIANT = re.compile(r"add_lesson_variant\((\S+)\s+(\S+)\s+(\S+)\)")
+
+
 def exercise_binary(program, macro):
-    name = macro.lower()
-    return f"{program}_{name[len('exercise_'):] if name.startswith('exercise_') else name}"
+    for name, source, defined in CMAKE_VARIANT.findall((ROOT / "CMakeLists.txt").read_text()):
+        if defined == macro and pathlib.Path(source).stem == program:
+            return name
+    sys.exit(f"make_notebook.py: CMakeLists.txt has no add_lesson_variant for {program} with {macro}")
 
 
 def committed_csv(folder):

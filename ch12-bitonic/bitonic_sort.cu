@@ -714,11 +714,6 @@ std::vector<Row<Key>> variantRows(size_t n, bool descending, const Run& run) {
 // The seed's 12.1 input, and its answers after each of 12.2's passes (the first is 12.1's split).
 const std::vector<int32_t> kSeedBitonic = {2, 4, 6, 8, 9, 7, 5, 3};
 const std::vector<std::vector<int32_t>> kSeedPasses = {{2, 4, 5, 3, 9, 7, 6, 8}, {2, 3, 5, 4, 6, 7, 9, 8}, {2, 3, 4, 5, 6, 7, 8, 9}};
-// "uint32 few-distinct n=1000 descending pairs", for messages and table titles.
-template <class Key>
-std::string caseLabel(const std::string& shape, size_t n, bool descending, bool pairs = false) {
-    return keyName<Key>() + shape + " n=" + std::to_string(n) + (descending ? " descending" : "") + (pairs ? " pairs" : "");
-}
 template <class Key>
 bool sameKeys(const std::string& what, const std::vector<Key>& got, const std::vector<Key>& want) {
     return compareExact(what.c_str(), got.data(), want.data(), want.size());
@@ -780,7 +775,7 @@ bool checkSeedSteps(bool descending) {
     bool ok = true;
     for (const auto& input : inputs) {
         const size_t cnt = input.size(), dist = cnt / 2;
-        const std::string size = " (" + caseLabel<Key>("", cnt, descending) + ")";
+        const std::string size = " (" + sortCaseLabel<Key>("", cnt, descending, false) + ")";
         DeviceBuffer<Key> d(cnt);
         std::vector<Key> want = input;
         for (size_t i = 0; i < dist; ++i) compareExchangeAt<Key, false>(want.data(), nullptr, i, i + dist, true, flip);
@@ -820,7 +815,7 @@ bool verifyKeyType(const Options& o, const Run& run) {
             const auto rows = variantRows<Key>(c.n, d == 1, run);
             for (int pairs = 0; pairs < 2; ++pairs, runs += rows.size()) {
                 SortBuffers<Key> buffers = uploadSort(input, pairs == 1);
-                ok = gate(rows, buffers, input, want, caseLabel<Key>(std::string(" ") + sortShapeName(c.shape), c.n, d, pairs)) && ok;
+                ok = gate(rows, buffers, input, want, sortCaseLabel<Key>(sortShapeName(c.shape), c.n, d, pairs)) && ok;
             }
         }
     }
@@ -850,7 +845,7 @@ int runLesson(const Options& o, const Run& run) {
     const std::vector<Key> input = makeSortInput<Key>(SortShape::Uniform, n, 12);  // never NaN (common/inputs.hpp)
     const SortReference<Key> want = referenceSort(input, o.descending);
     SortBuffers<Key> d = uploadSort(input, o.pairs);
-    const std::string label = caseLabel<Key>("", n, o.descending, o.pairs);
+    const std::string label = sortCaseLabel<Key>("", n, o.descending, o.pairs);
     for (const Version& v : versions())
         if (!v.accepts(n) && run.wants(v.name)) std::printf("%s: skipped, n = %zu is not a power of two\n", v.name, n);
     const auto rows = variantRows<Key>(n, o.descending, run);

@@ -400,7 +400,6 @@ __host__ __device__ inline int mergePassCount(size_t n, size_t tile) {
     return passes;
 }
 __host__ __device__ inline size_t mergePassWidth(size_t tile, int pass) { return tile << pass; }
-__host__ __device__ inline size_t tileCount(size_t n, size_t perTile) { return (n + perTile - 1) / perTile; }
 
 // The coalesced store of a tile from shared memory, shared by every kernel
 // of Part B: thread tid writes x = i * nt + tid (x < count) at base + x,
@@ -836,7 +835,7 @@ struct PassBuffers {
     uint32_t* valsOut;
     uint32_t* tmpKeys;       // n words of scratch (ranks)
     uint32_t* tmpVals;       // n words (pairs only)
-    size_t* partitions;      // tileCount(n, nv) + 1 entries
+    size_t* partitions;      // ceilDiv(n, nv) + 1 entries
 };
 
 // kFourWay: merge four runs a pass (mergeStep), else two.
@@ -869,7 +868,7 @@ std::vector<Pass> planSortWith(const PassBuffers& buf, size_t n) {
         const uint32_t *in = keysAt(pass - 1), *vin = valsAt(pass - 1);
         uint32_t *out = keysAt(pass), *vout = valsAt(pass);
         size_t* parts = buf.partitions;
-        const size_t tiles = tileCount(n, T::nv);
+        const size_t tiles = ceilDiv<size_t>(n, T::nv);
         const unsigned partitionBlocks = gridFor(tiles, 256, "partition"), mergeBlocks = gridFor(tiles, 1, "merge");
         const bool four = step.ways == 4;  // the two kernels of each kind share one signature
         auto partition = four ? partition4Kernel : partitionKernel;
@@ -905,7 +904,7 @@ struct Sorting {
     std::map<std::string, std::vector<Pass>> plans;  // each production row's passes, by row name
     Sorting(const std::vector<Key>& input, bool pairs, bool descending_)
         : d(uploadSort(input, pairs)), descending(descending_), tmpKeys(input.size()), tmpVals(pairs ? input.size() : 0),
-          partitions(4 * tileCount(input.size(), kSmallestNv) + 1) {}  // four entries a tile at the smallest nv: the most
+          partitions(4 * ceilDiv<size_t>(input.size(), kSmallestNv) + 1) {}  // four entries a tile at the smallest nv: the most
     void poison() { d.poison(); }
     PassBuffers buffers() {
         return {d.in.get(), d.vin.get(), d.out.get(), d.vout.get(), tmpKeys.get(), tmpVals.get(), partitions.get()};
@@ -1053,7 +1052,7 @@ bool merge4Matches(size_t n, size_t width, uint64_t alphabet, uint64_t seed) {
     for (auto& k : keys) k = static_cast<uint32_t>(rng.below(alphabet));
     for (size_t r = 0; r < n; r += width) std::sort(keys.begin() + r, keys.begin() + std::min(n, r + width));
     std::iota(vals.begin(), vals.end(), 0u);
-    const size_t tiles = tileCount(n, T::nv);
+    const size_t tiles = ceilDiv<size_t>(n, T::nv);
     std::vector<size_t> parts(4 * tiles + 1);
     for (size_t t = 0; t < tiles; ++t) partition4Tile(t, keys.data(), parts.data(), n, width, T::nv);
     std::vector<uint32_t> smem(T::merge4Bytes(true) / 4);
@@ -1218,12 +1217,6 @@ SortReference<Key> referenceFor(const std::vector<Key>& input, Sorting<Key>& s) 
     return r;
 }
 
-template <class Key>
-std::string labelOf(const char* shape, size_t n, bool descending, bool pairs) {
-    return std::string(keyName<Key>()) + " " + shape + " n=" + std::to_string(n) + (descending ? " descending" : "") +
-           (pairs ? " pairs" : "");
-}
-
 // Checks every row and both CUB sorts on one input: the rows and CUB's
 // merge sort stable, CUB's radix sort as a permutation (it holds -0.0 and
 // +0.0 equal, so those two may swap).
@@ -1259,7 +1252,7 @@ int verifyAs(const Options& o, const Run& run) {
             const std::vector<Key> input = makeSortInput<Key>(c.shape, c.n, 7 + c.n + mode);
             Sorting<Key> s(input, pairs, descending);
             const auto rows = variantRows(s, run, c.n <= (size_t{1} << 22));
-            const bool ok = checkInput(input, s, rows, labelOf<Key>(sortShapeName(c.shape), c.n, descending, pairs), false);
+            const bool ok = checkInput(input, s, rows, sortCaseLabel<Key>(sortShapeName(c.shape), c.n, descending, pairs), false);
             failed += !ok;
             sorts += static_cast<int>(rows.size()) + 1;
         }
@@ -1354,7 +1347,7 @@ template <class Key>
 int runShape(const Options& o, const Run& run, SortShape shape, CsvFile& csv, std::vector<Summary>& summary) {
     const std::vector<Key> input = makeSortInput<Key>(shape, o.n);
     Sorting<Key> s(input, o.pairs, o.descending);
-    const std::string label = labelOf<Key>(sortShapeName(shape), o.n, o.descending, o.pairs);
+    const std::string label = sortCaseLabel<Key>(sortShapeName(shape), o.n, o.descending, o.pairs);
     const auto rows = variantRows(s, run, o.n <= kSeedRowLimit);
     if (!checkInput(input, s, rows, label, summary.empty() && !o.all)) return kExitCheckFailed;
     std::printf("%s: %zu rows and both CUB sorts match the reference exactly%s\n", label.c_str(), rows.size(),

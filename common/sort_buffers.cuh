@@ -36,6 +36,14 @@ const char* keyName() {
     return "uint32";
 }
 
+// "uint32 few-distinct n=1000 descending pairs": one sort case, for messages
+// and table titles (no shape: "uint32 n=1000").
+template <class Key>
+std::string sortCaseLabel(const std::string& shape, size_t n, bool descending, bool pairs) {
+    return std::string(keyName<Key>()) + (shape.empty() ? "" : " " + shape) + " n=" + std::to_string(n) +
+           (descending ? " descending" : "") + (pairs ? " pairs" : "");
+}
+
 // The stable sort on the host: for every output position, the original
 // index the stable order puts there, and the key. An LSD radix sort of
 // (rank, index) with 11-bit digits: stable by construction, so ties keep

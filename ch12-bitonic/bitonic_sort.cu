@@ -737,29 +737,25 @@ bool gate(const std::vector<Row<Key>>& rows, SortBuffers<Key>& d, const std::vec
 // The seed's worked examples from real launches (int32 keys, ascending), checked against the seed's answers.
 inline bool seedExamples() {
     DeviceBuffer<int32_t> d(16);
-    auto text = [](const std::vector<int32_t>& keys) {  // " 2 4 6 8"
-        std::string s;
-        for (int32_t k : keys) s += " " + std::to_string(k);
-        return s;
-    };
     std::vector<int32_t> got = launchedOn(d, kSeedBitonic, [](int32_t* keys) { launchSplitOnce(keys, 4, 0); });
-    std::printf("12.1 splitOnce, distance 4, 4 threads:%s ->%s\n", text(kSeedBitonic).c_str(), text(got).c_str());
+    std::printf("12.1 splitOnce, distance 4, 4 threads: %s -> %s\n", spacedKeys(kSeedBitonic).c_str(),
+                spacedKeys(got).c_str());
     bool ok = sameKeys("12.1 split, the seed's example", got, kSeedPasses[0]);
-    std::printf("12.2 mergeInOneBlock, 8 threads, input:%s\n", text(kSeedBitonic).c_str());
+    std::printf("12.2 mergeInOneBlock, 8 threads, input: %s\n", spacedKeys(kSeedBitonic).c_str());
     for (unsigned pass = 1, lastDist = 4; pass <= 3; ++pass, lastDist /= 2) {  // a launch that stops after `pass` passes
         got = launchedOn(d, kSeedBitonic, [&](int32_t* keys) { launchMergeInOneBlock(keys, 8, lastDist, 0); });
-        std::printf("     launched to pass %u (dist=%u):%s\n", pass, lastDist, text(got).c_str());
+        std::printf("     launched to pass %u (dist=%u): %s\n", pass, lastDist, spacedKeys(got).c_str());
         ok = sameKeys("12.2 merge in one block, the seed's example after pass " + std::to_string(pass), got, kSeedPasses[pass - 1]) && ok;
     }
     std::vector<int32_t> sorted(16);
     got.resize(16);
     for (int i = 0; i < 16; ++i) got[i] = (i * 13 + 5) % 16, sorted[i] = i;
-    std::printf("12.3 seedSortPass, n = 16, a[i] = (i*13+5) %% 16:%s\n", text(got).c_str());
+    std::printf("12.3 seedSortPass, n = 16, a[i] = (i*13+5) %% 16: %s\n", spacedKeys(got).c_str());
     int launches = 0;
     for (size_t k = 2; k <= 16; k *= 2)
         for (size_t j = k / 2; j > 0; j /= 2) {  // each launch starts from what the one before left
             got = launchedOn(d, got, [&](int32_t* keys) { launchSeedPass<int32_t, false>(keys, nullptr, 16, k, j, 0); });
-            std::printf("     launch %2d (k=%2zu, j=%zu):%s\n", ++launches, k, j, text(got).c_str());
+            std::printf("     launch %2d (k=%2zu, j=%zu): %s\n", ++launches, k, j, spacedKeys(got).c_str());
         }
     return sameKeys("12.3 seed sort, 1 launch per (k,j), the seed's 16 keys", got, sorted) && ok && launches == 10;
 }

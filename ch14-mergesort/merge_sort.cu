@@ -1275,11 +1275,6 @@ int runVerify(const Options& o, const Run& run) {
 bool seedExamples() {
     using Ord = Order<int32_t, false>;
     const std::vector<int32_t> A = {1, 3, 6, 8}, B = {2, 4, 5, 7}, input = {5, 2, 8, 1, 9, 3, 7, 4};
-    auto text = [](const std::vector<int32_t>& keys) {
-        std::string t;
-        for (int32_t k : keys) t += " " + std::to_string(k);
-        return t;
-    };
     DeviceBuffer<int32_t> dA(4), dB(4), dOut(8), d0(8), d1(8);
     dA.upload(A.data(), 4);
     dB.upload(B.data(), 4);
@@ -1287,16 +1282,17 @@ bool seedExamples() {
     launchSeedMerge(dA.get(), 4, dB.get(), 4, dOut.get(), nullptr, Ord{});
     std::vector<int32_t> got(8);
     dOut.download(got.data(), 8);
-    std::printf("14.1 merge_corank_kernel, 8 threads:%s and%s ->%s\n", text(A).c_str(), text(B).c_str(), text(got).c_str());
+    std::printf("14.1 merge_corank_kernel, 8 threads: %s and %s -> %s\n", spacedKeys(A).c_str(), spacedKeys(B).c_str(),
+                spacedKeys(got).c_str());
     bool ok = compareExact("14.1 the seed's merge", got.data(), std::vector<int32_t>({1, 2, 3, 4, 5, 6, 7, 8}).data(), 8);
     const std::vector<std::vector<int32_t>> want = {{2, 5, 1, 8, 3, 9, 4, 7}, {1, 2, 5, 8, 3, 4, 7, 9}, {1, 2, 3, 4, 5, 7, 8, 9}};
     d0.upload(input.data(), 8);
     d1.poison();
-    std::printf("14.2 mergesort_pass_kernel, 8 threads, input:%s\n", text(input).c_str());
+    std::printf("14.2 mergesort_pass_kernel, 8 threads, input: %s\n", spacedKeys(input).c_str());
     int pass = 0;
     seedSort<int32_t>(d0.get(), nullptr, d1.get(), nullptr, 8, Ord{}, [&](size_t width, int buffer) {
         (buffer ? d1 : d0).download(got.data(), 8);
-        std::printf("     launch %d (width %zu):%s\n", pass + 1, width, text(got).c_str());
+        std::printf("     launch %d (width %zu): %s\n", pass + 1, width, spacedKeys(got).c_str());
         ok = compareExact(("14.2 the seed's pass " + std::to_string(pass + 1)).c_str(), got.data(), want[pass].data(), 8) && ok;
         ++pass;
     });

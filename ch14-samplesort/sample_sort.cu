@@ -163,13 +163,6 @@ SeedRun seedPipeline(const std::vector<uint32_t>& a, const std::vector<uint32_t>
     return r;
 }
 
-template <class T>
-std::string spaced(const std::vector<T>& values) {
-    std::string text;
-    for (const auto& v : values) text += (text.empty() ? "" : " ") + std::to_string(v);
-    return text;
-}
-
 // Largest bucket over the mean: 1 is perfect balance, `buckets` is one bucket holding all.
 template <class T>
 double imbalance(const std::vector<T>& counts) {
@@ -190,13 +183,13 @@ bool runPartA() {
         ok = ok && same;
         std::printf("  %-22s %s%s%s\n", label, got.c_str(), same ? "" : "   MISMATCH, the seed has ", same ? "" : want);
     };
-    std::printf("  input                  %s, splitters 15 30 (buckets [-inf,15) [15,30) [30,inf))\n", spaced(a).c_str());
-    line("bucket of each key", spaced(r.bucket), "1 0 2 0 2 0 2 1");
-    line("rank within bucket", spaced(r.rank), "0 0 0 1 1 2 2 1");
-    line("count per bucket", spaced(r.count), "3 2 3");
-    line("offset per bucket", spaced(r.offset), "0 3 5");
-    line("scattered", spaced(r.scattered), "3 7 12 19 25 42 55 38");
-    line("each bucket sorted", spaced(r.sorted), "3 7 12 19 25 38 42 55");
+    std::printf("  input                  %s, splitters 15 30 (buckets [-inf,15) [15,30) [30,inf))\n", spacedKeys(a).c_str());
+    line("bucket of each key", spacedKeys(r.bucket), "1 0 2 0 2 0 2 1");
+    line("rank within bucket", spacedKeys(r.rank), "0 0 0 1 1 2 2 1");
+    line("count per bucket", spacedKeys(r.count), "3 2 3");
+    line("offset per bucket", spacedKeys(r.offset), "0 3 5");
+    line("scattered", spacedKeys(r.scattered), "3 7 12 19 25 42 55 38");
+    line("each bucket sorted", spacedKeys(r.sorted), "3 7 12 19 25 38 42 55");
 
     // The trap: the same fixed splitters on data they know nothing about.
     std::vector<uint32_t> skewed(100000);
@@ -210,9 +203,9 @@ bool runPartA() {
     const SeedRun fromSample = seedPipeline(skewed, sampled, false);
     std::printf("  the trap: 100000 keys in [1000, 2000), 3 buckets\n");
     std::printf("    splitters 15 30 (fixed):           counts %-20s largest/mean %.2f (3.00: one bucket has all)\n",
-                spaced(fixed.count).c_str(), imbalance(fixed.count));
+                spacedKeys(fixed.count).c_str(), imbalance(fixed.count));
     std::printf("    splitters %u %u (sample of 48):  counts %-20s largest/mean %.2f\n", sampled[0], sampled[1],
-                spaced(fromSample.count).c_str(), imbalance(fromSample.count));
+                spacedKeys(fromSample.count).c_str(), imbalance(fromSample.count));
     ok = ok && fixed.count[2] == skewed.size() && imbalance(fromSample.count) < 1.5;
     std::printf("  Part A: %s\n", ok ? "every line matches the seed" : "MISMATCH");
     return ok;
@@ -1121,8 +1114,8 @@ int runSelftest() {
     // The seed's example through the seed's bodies: every intermediate line.
     SeedRun r;
     expect(seedPiecesSort({19, 3, 42, 7, 55, 12, 38, 25}, {15, 30}, &r), "seed example sorts");
-    expect(spaced(r.bucket) == "1 0 2 0 2 0 2 1" && spaced(r.rank) == "0 0 0 1 1 2 2 1" && spaced(r.count) == "3 2 3" &&
-               spaced(r.offset) == "0 3 5" && spaced(r.scattered) == "3 7 12 19 25 42 55 38",
+    expect(spacedKeys(r.bucket) == "1 0 2 0 2 0 2 1" && spacedKeys(r.rank) == "0 0 0 1 1 2 2 1" && spacedKeys(r.count) == "3 2 3" &&
+               spacedKeys(r.offset) == "0 3 5" && spacedKeys(r.scattered) == "3 7 12 19 25 42 55 38",
            "seed example: buckets, ranks, counts, offsets and scatter are the seed's");
     SplitMix64 rng(2024);
     for (int trial = 0; trial < 300; ++trial) {  // random and adversarial: ties, splitters equal to keys, empty buckets

@@ -38,6 +38,14 @@ std::string formatKeys(const std::vector<Key>& keys) {
     return text + "}";
 }
 
+// Keys as the seeds print them: "5 2 8 1".
+template <class T>
+std::string spacedKeys(const std::vector<T>& values) {
+    std::string text;
+    for (const auto& v : values) text += (text.empty() ? "" : " ") + std::to_string(v);
+    return text;
+}
+
 // Bit-for-bit equality: -0.0 and +0.0 differ, and a NaN left by the 0xFF
 // poison never equals a real key.
 template <class T>

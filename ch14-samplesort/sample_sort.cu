@@ -30,6 +30,7 @@
 #include "../common/variants.hpp"
 
 #include <cmath>
+#include <stdexcept>
 
 // ======================================================= Part A: the seed
 // The tie rule, kept by every piece in both parts: a key equal to a splitter
@@ -987,17 +988,32 @@ void sampleSort(Problem<Key>& p, const SortConfig& c) {
 template <class Key>
 using Row = Variant<Problem<Key>>;
 
+// The rows' configurations, in one list: variants() makes the rows of it,
+// scratchFor() sizes their scratch, configNamed() finds a row's.
+inline std::vector<std::pair<std::string, SortConfig>> sortConfigs(const DeviceInfo& device, bool pairs) {
+    return {{"sampleSort 256-way", {8, largestTier(device, pairs)}}, {"sampleSort 16-way", {4, 512}}};
+}
 template <class Key>
 std::vector<Row<Key>> variants(const DeviceInfo& device, bool pairs) {
-    const SortConfig wide{8, largestTier(device, pairs)}, narrow{4, 512};
-    auto row = [](const char* name, const SortConfig& c) {
-        return Row<Key>{name, {std::to_string(1 << c.levels), std::to_string(c.cap), std::to_string(Tuning::oversample)},
-                        [c](Problem<Key>& p) { sampleSort(p, c); }};
-    };
-    return {row("sampleSort 256-way", wide), row("sampleSort 16-way", narrow)};
+    std::vector<Row<Key>> rows;
+    for (const auto& [name, config] : sortConfigs(device, pairs)) {
+        const SortConfig c = config;
+        rows.push_back({name, {std::to_string(1 << c.levels), std::to_string(c.cap), std::to_string(Tuning::oversample)},
+                        [c](Problem<Key>& p) { sampleSort(p, c); }});
+    }
+    return rows;
 }
-inline SortConfig configOf(const std::string& name, const DeviceInfo& device, bool pairs) {
-    return name.find("16-way") != std::string::npos ? SortConfig{4, 512} : SortConfig{8, largestTier(device, pairs)};
+inline SortConfig configNamed(const std::string& row, const DeviceInfo& device, bool pairs) {
+    for (const auto& [name, c] : sortConfigs(device, pairs))
+        if (name == row) return c;
+    throw std::logic_error("sample_sort: no configuration for row " + row);
+}
+// The scratch of the rows --only keeps: the largest of their needs.
+inline ScratchSizes scratchFor(size_t n, const Run& run, bool pairs) {
+    ScratchSizes s;
+    for (const auto& [name, c] : sortConfigs(run.device, pairs))
+        if (run.wants(name)) s.grow(ScratchSizes(n, c));
+    return s;
 }
 
 // ================================================================= selftest
@@ -1262,9 +1278,7 @@ int runVerifyAs(const Run& run) {
                 const auto want = referenceSort(input, descending);
                 Problem<Key> p(input, pairs, descending);
                 auto rows = selectRows(variants<Key>(run.device, pairs), run);
-                ScratchSizes s;
-                for (const auto& row : rows) s.grow(ScratchSizes(n, configOf(row.name, run.device, pairs)));
-                p.reserve(s);
+                p.reserve(scratchFor(n, run, pairs));
                 bool ok = true;
                 for (const auto& row : rows) ok = ok && checkRow(row, p, input, want, SortCheck::Stable, name);
                 ++cases;
@@ -1297,9 +1311,7 @@ int runDistribution(const Options& o, const Run& run, SortShape dist, const char
     const auto want = referenceSort(input, o.descending);
     Problem<Key> p(input, o.pairs, o.descending);
     auto rows = selectRows(variants<Key>(run.device, o.pairs), run);
-    ScratchSizes s;
-    for (const auto& row : rows) s.grow(ScratchSizes(n, configOf(row.name, run.device, o.pairs)));
-    p.reserve(s);
+    p.reserve(scratchFor(n, run, o.pairs));
     LibrarySort<Key> merge(LibrarySort<Key>::Kind::Merge, p.d, o.descending), radix(LibrarySort<Key>::Kind::Radix, p.d, o.descending);
     const Row<Key> mergeRow{merge.name(), {}, [&](Problem<Key>&) { merge(); }, 0};
     const Row<Key> radixRow{radix.name(), {}, [&](Problem<Key>&) { radix(); }, 0};
@@ -1313,7 +1325,7 @@ int runDistribution(const Options& o, const Run& run, SortShape dist, const char
         return kExitCheckFailed;
     std::printf("\n%s, %zu %s %s%s: %zu rows and both CUB sorts match the host reference (sample sort: stable, by provenance)\n",
                 name, n, keyName<Key>(), o.pairs ? "key-value pairs" : "keys", o.descending ? ", descending" : "", rows.size());
-    for (size_t r = 0; r < rows.size(); ++r) printBalance<Key>(rows[r].name, balances[r], configOf(rows[r].name, run.device, o.pairs).levels == 8 ? 256 : 16);
+    for (size_t r = 0; r < rows.size(); ++r) printBalance<Key>(rows[r].name, balances[r], 1 << configNamed(rows[r].name, run.device, o.pairs).levels);
     if (!run.timing || n == 0) return kExitPass;
     TimedTable<Problem<Key>> table{std::string("sample sort, ") + name + ", " + std::to_string(n) + " " + keyName<Key>() +
                                        (o.pairs ? " pairs" : " keys"),
@@ -1334,8 +1346,7 @@ template <class Key>
 int runLessonAs(const Options& o, const Run& run) {
     CsvFile csv;
     csv.open(run.csvPath, "sample_sort");
-    ScratchSizes s;
-    for (const auto& row : variants<Key>(run.device, o.pairs)) s.grow(ScratchSizes(o.n, configOf(row.name, run.device, o.pairs)));
+    const ScratchSizes s = scratchFor(o.n, run, o.pairs);
     requireDeviceMemory(sortBytesNeeded<Key>(o.n, o.pairs, s.bytes(o.n, o.pairs)) + 2 * o.n * 4, "sample_sort (buffers, scratch and CUB's)");
     std::printf("sample: %d keys per level's segment = %d per bucket (oversampling: bucket sizes then vary by about "
                 "1/sqrt(%d) = %.0f %%)\n", 256 * Tuning::oversample, Tuning::oversample, Tuning::oversample,

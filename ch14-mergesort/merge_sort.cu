@@ -270,7 +270,7 @@ __host__ __device__ inline Index mergePath(const uint32_t* a, Index aCount, cons
     Index begin = diag > bCount ? diag - bCount : 0;
     Index end = diag < aCount ? diag : aCount;
     while (begin < end) {
-        const Index mid = (begin + end) / 2;
+        const Index mid = (begin + end) >> 1;  // both are non-negative: a shift, no signed-division fix-up
         if (!(b[diag - 1 - mid] < a[mid])) begin = mid + 1;
         else end = mid;
     }
@@ -300,19 +300,27 @@ __device__ inline void serialMerge(const uint32_t* keys, int a, int aEnd, int b,
 
 // The same walk, writing each output straight to shared memory (keys, and
 // with values the value each key came with).
-template <int kVt, bool kPairs>
-__host__ __device__ inline void serialMergeToShared(const uint32_t* keys, const uint32_t* vals, int a, int aEnd, int b,
-                                           int bEnd, int count, uint32_t* outKeys, uint32_t* outVals) {
-    uint32_t aKey = keys[a];
-    uint32_t bKey = keys[b];
+// kFull: count == kVt, so no step needs its guard (every thread but a
+// tile's last one). The walk keeps pointers, not indices: one address less
+// per step. kBSentinel: *bEnd holds kSentinel, the largest rank, so B's
+// bound needs no test: an exhausted B offers the sentinel, which never
+// beats an A key (ties go to A), and an exhausted A is still caught by its
+// own test (a real A key may equal the sentinel, so A keeps its bound).
+constexpr uint32_t kSentinel = 0xFFFFFFFFu;
+template <int kVt, bool kPairs, bool kFull, bool kBSentinel>
+__host__ __device__ inline void serialMergeSteps(const uint32_t* keys, const uint32_t* vals, const uint32_t* a,
+                                                 const uint32_t* aEnd, const uint32_t* b, const uint32_t* bEnd,
+                                                 int count, uint32_t* outKeys, uint32_t* outVals) {
+    uint32_t aKey = *a;
+    uint32_t bKey = *b;
 #pragma unroll
     for (int i = 0; i < kVt; ++i) {
-        if (i < count) {
-            const bool takeA = (b >= bEnd) || (a < aEnd && !(bKey < aKey));
-            const int from = takeA ? a : b;
+        if (kFull || i < count) {
+            const bool takeA = kBSentinel ? a < aEnd && !(bKey < aKey) : (b >= bEnd) || (a < aEnd && !(bKey < aKey));
+            const uint32_t* from = takeA ? a : b;
             outKeys[i] = takeA ? aKey : bKey;
-            if (kPairs) outVals[i] = vals[from];
-            const uint32_t next = keys[from + 1];
+            if (kPairs) outVals[i] = vals[from - keys];
+            const uint32_t next = from[1];
             if (takeA) {
                 aKey = next;
                 a = from + 1;
@@ -322,6 +330,16 @@ __host__ __device__ inline void serialMergeToShared(const uint32_t* keys, const 
             }
         }
     }
+}
+template <int kVt, bool kPairs, bool kBSentinel = false>
+__host__ __device__ inline void serialMergeToShared(const uint32_t* keys, const uint32_t* vals, int a, int aEnd, int b,
+                                                    int bEnd, int count, uint32_t* outKeys, uint32_t* outVals) {
+    if (count == kVt)
+        serialMergeSteps<kVt, kPairs, true, kBSentinel>(keys, vals, keys + a, keys + aEnd, keys + b, keys + bEnd, count,
+                                                        outKeys, outVals);
+    else
+        serialMergeSteps<kVt, kPairs, false, kBSentinel>(keys, vals, keys + a, keys + aEnd, keys + b, keys + bEnd, count,
+                                                         outKeys, outVals);
 }
 
 // Per-thread sorting network: odd-even transposition sort of vt keys in
@@ -552,11 +570,12 @@ mergeKernel(const uint32_t* keysIn, const uint32_t* valsIn, uint32_t* keysOut, u
             if (kPairs) sVals[x] = x < aCount ? VA[x] : VB[x];
         }
     }
+    if (tid == 0) sKeys[count] = kSentinel;  // B's end (the +1 slot)
     __syncthreads();
     const int diag = tid * vt < count ? tid * vt : count;
     const int a = mergePath<int>(sKeys, aCount, sKeys + aCount, count - aCount, diag);
     const int mine = count - diag < vt ? count - diag : vt;
-    serialMergeToShared<vt, kPairs>(sKeys, sVals, a, aCount, aCount + diag - a, count, mine, sOut + diag,
+    serialMergeToShared<vt, kPairs, true>(sKeys, sVals, a, aCount, aCount + diag - a, count, mine, sOut + diag,
                                     sOutVals + diag);
     __syncthreads();
     storeTile<nt, vt, Ord, kPairs, kToKey>(tid, count, sOut, sOutVals, keysOut, valsOut, t0);
@@ -704,6 +723,7 @@ __host__ __device__ inline void merge4Load(int tid, const Tile4& s, const uint32
             if (kPairs) sVals[x] = valsIn[at];
         }
     }
+    if (tid == 0) sKeys[count] = kSentinel;  // D's end, for round 1's merge(C, D)
 }
 
 // Round 1: merge(A, B) and merge(C, D), side by side into sMid (AB at
@@ -718,6 +738,7 @@ __host__ __device__ inline void merge4Round1(int tid, const Tile4& s, const uint
     const int p = tid * vt < count ? tid * vt : count;
     const int mine = count - p < vt ? count - p : vt;
     const int inAB = p < ab ? (ab - p < mine ? ab - p : mine) : 0;
+    if (tid == 0) sMid[count] = kSentinel;  // CD's end, for round 2
     if (inAB > 0) {
         const int b0 = s.offset[1];
         const int a = mergePath<int>(sKeys, b0, sKeys + b0, ab - b0, p);
@@ -727,7 +748,7 @@ __host__ __device__ inline void merge4Round1(int tid, const Tile4& s, const uint
         const int c0 = ab, d0 = s.offset[3];
         const int diag = p + inAB - ab;  // this thread's first output within merge(C, D)
         const int c = mergePath<int>(sKeys + c0, d0 - c0, sKeys + d0, count - d0, diag);
-        serialMergeToShared<vt, kPairs>(sKeys, sVals, c0 + c, d0, d0 + diag - c, count, mine - inAB,
+        serialMergeToShared<vt, kPairs, true>(sKeys, sVals, c0 + c, d0, d0 + diag - c, count, mine - inAB,
                                         sMid + p + inAB, sMidVals + p + inAB);
     }
 }
@@ -742,7 +763,7 @@ __host__ __device__ inline void merge4Round2(int tid, const Tile4& s, const uint
     const int p = tid * vt < count ? tid * vt : count;
     const int mine = count - p < vt ? count - p : vt;
     const int a = mergePath<int>(sMid, ab, sMid + ab, count - ab, p);
-    serialMergeToShared<vt, kPairs>(sMid, sMidVals, a, ab, ab + p - a, count, mine, sOut + p, sOutVals + p);
+    serialMergeToShared<vt, kPairs, true>(sMid, sMidVals, a, ab, ab + p - a, count, mine, sOut + p, sOutVals + p);
 }
 
 // Store: coalesced, converting ranks back to keys on the last pass.

@@ -41,6 +41,7 @@
 #include <numeric>
 #include <sstream>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 // ================================================================= PART A: the seed
@@ -269,10 +270,11 @@ constexpr int kMinPathTile = 1024;  // the smallest nv allowed; sizes the split 
 template <int NT, int VT, PathStyle kStyle> struct PathTuning {
     static constexpr int nt = NT, vt = VT, nv = NT * VT;
     static constexpr PathStyle style = kStyle;
-    // path_tiles: one tile with a pad word after every 32 (padded(nv - 1) < slots). path_pipelined: two buffers,
-    // each nv elements after at most 3 + 3 + 3 alignment slots (span_slots), in whole 32-word rows for the swizzle.
+    // path_tiles: one tile with a pad word after every 32, and the sentinel's slot after b's span (padded(nv) <
+    // slots). path_pipelined: two buffers, each nv elements after at most 3 + 3 + 3 alignment slots (span_slots),
+    // then the sentinel, in whole 32-word rows for the swizzle.
     static constexpr int buffers = kStyle == PathStyle::Pipelined ? 2 : 1;
-    static constexpr int slots = kStyle == PathStyle::Pipelined ? (nv + 12 + 31) / 32 * 32 : nv + nv / 32;
+    static constexpr int slots = kStyle == PathStyle::Pipelined ? (nv + 12 + 31) / 32 * 32 : nv + nv / 32 + 1;
     template <class Key, class Value> __host__ __device__ static constexpr size_t sharedBytes() {
         return static_cast<size_t>(buffers) * slots * (sizeof(Key) + (kPairs<Value> ? sizeof(Value) : 0));
     }
@@ -326,6 +328,36 @@ template <class T> __host__ __device__ uint32_t to_bits(T x) {
     uint32_t u; memcpy(&u, &x, 4); return u;
 }
 template <class T> __host__ __device__ T from_bits(uint32_t u) { T x; memcpy(&x, &u, 4); return x; }
+
+// The sentinel: the largest key (+inf for floats), put in the slot just after b's span by thread 0 with the tile's
+// loads. A b that has run out then offers it, and it never beats an a key (ties go to a), so serial_merge_full tests
+// only a's bound. a keeps its test: a real key may equal the sentinel.
+template <class Key> __host__ __device__ Key sentinel_key() {
+    static_assert(sizeof(Key) == 4, "float or uint32 keys");
+    return std::is_same<Key, float>::value ? from_bits<Key>(0x7F800000u) : from_bits<Key>(0xFFFFFFFFu);
+}
+template <class Key> __host__ __device__ void put_sentinel(int tid, Key* slot) {
+    if (tid == 0) *slot = sentinel_key<Key>();
+}
+
+// serial_merge for a thread whose vt outputs all lie in the tile (every busy thread but the last): no clamps, and
+// with the sentinel at slot bEnd no test of b's bound either (three instructions a step fewer). With every output
+// real, a and b never run out together, so reads stay in [0, bEnd]; slot aEnd, read once a has run out, is b's
+// first key, a gap slot or the sentinel, and is never taken.
+template <int VT, class Key, class Array>
+__host__ __device__ void serial_merge_full(const Array& tile, int ai, int aEnd, int bi, Key (&keys)[VT],
+                                           int (&from)[VT]) {
+    Key aKey = tile[ai];
+    Key bKey = tile[bi];
+    DEVICE_UNROLL
+    for (int r = 0; r < VT; ++r) {
+        const bool takeA = ai < aEnd && !(bKey < aKey);  // ties: a
+        keys[r] = takeA ? aKey : bKey;
+        from[r] = takeA ? ai : bi;
+        if (takeA) aKey = tile[++ai];
+        else bKey = tile[++bi];
+    }
+}
 template <class T> __host__ __device__ uint4 load_chunk(const T* p) {  // p is 16-byte aligned
 #ifdef __CUDA_ARCH__
     return __ldg(reinterpret_cast<const uint4*>(p));
@@ -402,7 +434,8 @@ template <int VT, class Key> __host__ __device__ void tile_merge(int tid, const 
     const int diag = min_of(tid * VT, count);
     const PaddedView<Key> tile{tileKeys, 0};
     const int i = co_rank(diag, tile, aCount, PaddedView<Key>{tileKeys, aCount}, count - aCount);
-    serial_merge<VT>(tile, i, aCount, aCount + diag - i, count, keys, from);
+    if (diag + VT <= count) serial_merge_full<VT>(tile, i, aCount, aCount + diag - i, keys, from);
+    else serial_merge<VT>(tile, i, aCount, aCount + diag - i, count, keys, from);
 }
 template <int VT, class Value>
 __host__ __device__ void tile_values(const Value* tileValues, const int (&from)[VT], Value (&values)[VT]) {
@@ -501,6 +534,7 @@ __host__ __device__ void pipelined_copy(int tid, const TileSpans& t, const Key* 
     const SpanSlots ks = span_slots(a + t.a0, t.aCount, b + t.b0);
     copy_span_async<NT>(tid, a + t.a0, t.aCount, keyBuffer, ks.aStart);
     copy_span_async<NT>(tid, b + t.b0, bCount, keyBuffer, ks.bStart);
+    put_sentinel(tid, keyBuffer + swizzled(ks.bStart + bCount));  // no copy lands there; visible after barrier (1)
     if constexpr (kPairs<Value>) {
         const SpanSlots vs = span_slots(va + t.a0, t.aCount, vb + t.b0);
         copy_span_async<NT>(tid, va + t.a0, t.aCount, valueBuffer, vs.aStart);
@@ -516,8 +550,9 @@ __host__ __device__ void pipelined_merge(int tid, const TileSpans& t, const Span
     const int bCount = t.count - t.aCount, diag = min_of(tid * VT, t.count);
     const int i = co_rank(diag, SwizzledView<Key>{keyBuffer, ks.aStart}, t.aCount,
                           SwizzledView<Key>{keyBuffer, ks.bStart}, bCount);
-    serial_merge<VT>(SwizzledView<Key>{keyBuffer, 0}, ks.aStart + i, ks.aStart + t.aCount, ks.bStart + diag - i,
-                     ks.bStart + bCount, keys, from);
+    const SwizzledView<Key> buffer{keyBuffer, 0};
+    if (diag + VT <= t.count) serial_merge_full<VT>(buffer, ks.aStart + i, ks.aStart + t.aCount, ks.bStart + diag - i, keys, from);
+    else serial_merge<VT>(buffer, ks.aStart + i, ks.aStart + t.aCount, ks.bStart + diag - i, ks.bStart + bCount, keys, from);
 }
 template <int VT, class Value>
 __host__ __device__ void pipelined_values(int tid, const TileSpans& t, const SpanSlots& ks, const SpanSlots& vs,
@@ -575,6 +610,7 @@ __global__ void __launch_bounds__(T::nt) path_tiles(const Key* a, size_t m, cons
     const TileSpans t = tile_spans(blockIdx.x, T::nv, m + n, splits[blockIdx.x], splits[blockIdx.x + 1]);
     const int bCount = t.count - t.aCount;
     load_two_spans<T::nt, T::nv>(threadIdx.x, a + t.a0, t.aCount, b + t.b0, bCount, tile.keys);
+    put_sentinel(threadIdx.x, tile.keys + padded(t.count));
     if constexpr (kPairs<Value>)
         load_two_spans<T::nt, T::nv>(threadIdx.x, va + t.a0, t.aCount, vb + t.b0, bCount, tile.values);
     __syncthreads();
@@ -944,7 +980,7 @@ bool tilesMatch(const std::vector<float>& ka, const std::vector<float>& kb, int 
     std::vector<uint32_t> positions(total);
     std::iota(positions.begin(), positions.end(), 0u);
     const Placed<float> a(ka, aShift, -500.0f), b(kb, bShift, -500.0f), out({}, outShift, -7777.0f, total),
-        keyBuffers({}, 0, 1000.0f, T::buffers * T::slots);  // junk a stray read would merge
+        keyBuffers({}, 0, -1000.0f, T::buffers * T::slots);  // junk below every key: a stray read would merge it
     const Placed<uint32_t> va({positions.begin(), positions.begin() + m}, bShift, 99999),
         vb({positions.begin() + m, positions.end()}, aShift, 99999), vout({}, outShift, 77777, total),
         valueBuffers({}, 0, 55555, T::buffers * T::slots);
@@ -964,6 +1000,7 @@ bool tilesMatch(const std::vector<float>& ka, const std::vector<float>& kb, int 
         for (int tid = 0; tid < NT; ++tid)
             if constexpr (kPipelined) pipelined_copy<NT>(tid, t, a.p, b.p, va.p, vb.p, sk, sv);
             else load_two_spans<NT, NV>(tid, a.p + t.a0, t.aCount, b.p + t.b0, bCount, sk),
+                 put_sentinel(tid, sk + padded(t.count)),
                  load_two_spans<NT, NV>(tid, va.p + t.a0, t.aCount, vb.p + t.b0, bCount, sv);
         for (int tid = 0; tid < NT; ++tid) {  // barrier
             int from[VT];

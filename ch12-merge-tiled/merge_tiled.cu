@@ -329,21 +329,17 @@ template <class T> __host__ __device__ uint32_t to_bits(T x) {
 }
 template <class T> __host__ __device__ T from_bits(uint32_t u) { T x; memcpy(&x, &u, 4); return x; }
 
-// The sentinel: the largest key (+inf for floats), put in the slot just after b's span by thread 0 with the tile's
-// loads. A b that has run out then offers it, and it never beats an a key (ties go to a), so serial_merge_full tests
-// only a's bound. a keeps its test: a real key may equal the sentinel.
-template <class Key> __host__ __device__ Key sentinel_key() {
-    static_assert(sizeof(Key) == 4, "float or uint32 keys");
-    return std::is_same<Key, float>::value ? from_bits<Key>(0x7F800000u) : from_bits<Key>(0xFFFFFFFFu);
-}
+// The sentinel: the largest key (+inf for floats), which thread 0 puts just after b's span with the tile's loads. A b
+// that has run out offers it, and it never beats an a key (ties go to a), so serial_merge_full tests only a's bound
+// (a real key may equal the sentinel).
 template <class Key> __host__ __device__ void put_sentinel(int tid, Key* slot) {
-    if (tid == 0) *slot = sentinel_key<Key>();
+    static_assert(sizeof(Key) == 4, "float or uint32 keys");
+    if (tid == 0) *slot = from_bits<Key>(std::is_same<Key, float>::value ? 0x7F800000u : 0xFFFFFFFFu);
 }
 
-// serial_merge for a thread whose vt outputs all lie in the tile (every busy thread but the last): no clamps, and
-// with the sentinel at slot bEnd no test of b's bound either (three instructions a step fewer). With every output
-// real, a and b never run out together, so reads stay in [0, bEnd]; slot aEnd, read once a has run out, is b's
-// first key, a gap slot or the sentinel, and is never taken.
+// serial_merge for a thread whose vt outputs all lie in the tile (every busy thread but the last): no clamps, no test
+// of b's bound. With every output real, a and b never run out together, so reads stay in [0, bEnd]; slot aEnd, read
+// once a has run out, is b's first key, a gap slot or the sentinel, and is never taken.
 template <int VT, class Key, class Array>
 __host__ __device__ void serial_merge_full(const Array& tile, int ai, int aEnd, int bi, Key (&keys)[VT],
                                            int (&from)[VT]) {
@@ -551,8 +547,11 @@ __host__ __device__ void pipelined_merge(int tid, const TileSpans& t, const Span
     const int i = co_rank(diag, SwizzledView<Key>{keyBuffer, ks.aStart}, t.aCount,
                           SwizzledView<Key>{keyBuffer, ks.bStart}, bCount);
     const SwizzledView<Key> buffer{keyBuffer, 0};
-    if (diag + VT <= t.count) serial_merge_full<VT>(buffer, ks.aStart + i, ks.aStart + t.aCount, ks.bStart + diag - i, keys, from);
-    else serial_merge<VT>(buffer, ks.aStart + i, ks.aStart + t.aCount, ks.bStart + diag - i, ks.bStart + bCount, keys, from);
+    if (diag + VT <= t.count)
+        serial_merge_full<VT>(buffer, ks.aStart + i, ks.aStart + t.aCount, ks.bStart + diag - i, keys, from);
+    else
+        serial_merge<VT>(buffer, ks.aStart + i, ks.aStart + t.aCount, ks.bStart + diag - i, ks.bStart + bCount, keys,
+                         from);
 }
 template <int VT, class Value>
 __host__ __device__ void pipelined_values(int tid, const TileSpans& t, const SpanSlots& ks, const SpanSlots& vs,

@@ -333,7 +333,8 @@ template <class T> __host__ __device__ T from_bits(uint32_t u) { T x; memcpy(&x,
 // that has run out offers it, and it never beats an a key (ties go to a), so serial_merge_full tests only a's bound
 // (a real key may equal the sentinel).
 template <class Key> __host__ __device__ void put_sentinel(int tid, Key* slot) {
-    static_assert(sizeof(Key) == 4, "float or uint32 keys");
+    static_assert(std::is_same<Key, float>::value || std::is_same<Key, uint32_t>::value,
+                  "the sentinel is the largest float or uint32 (for int32 it would be -1)");
     if (tid == 0) *slot = from_bits<Key>(std::is_same<Key, float>::value ? 0x7F800000u : 0xFFFFFFFFu);
 }
 

@@ -576,7 +576,7 @@ mergeKernel(const uint32_t* keysIn, const uint32_t* valsIn, uint32_t* keysOut, u
     const int a = mergePath<int>(sKeys, aCount, sKeys + aCount, count - aCount, diag);
     const int mine = count - diag < vt ? count - diag : vt;
     serialMergeToShared<vt, kPairs, true>(sKeys, sVals, a, aCount, aCount + diag - a, count, mine, sOut + diag,
-                                    sOutVals + diag);
+                                          sOutVals + diag);
     __syncthreads();
     storeTile<nt, vt, Ord, kPairs, kToKey>(tid, count, sOut, sOutVals, keysOut, valsOut, t0);
 }
@@ -749,7 +749,7 @@ __host__ __device__ inline void merge4Round1(int tid, const Tile4& s, const uint
         const int diag = p + inAB - ab;  // this thread's first output within merge(C, D)
         const int c = mergePath<int>(sKeys + c0, d0 - c0, sKeys + d0, count - d0, diag);
         serialMergeToShared<vt, kPairs, true>(sKeys, sVals, c0 + c, d0, d0 + diag - c, count, mine - inAB,
-                                        sMid + p + inAB, sMidVals + p + inAB);
+                                              sMid + p + inAB, sMidVals + p + inAB);
     }
 }
 

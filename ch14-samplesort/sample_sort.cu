@@ -245,7 +245,8 @@ struct LocalTier {
 };
 using Tier0 = LocalTier<128, 8>;   // up to 1024 keys
 using Tier1 = LocalTier<256, 16>;  // up to 4096
-using Tier2 = LocalTier<512, 32>;  // up to 16384: more shared memory than a T4 block may have
+using Tier2 = LocalTier<512, 16>;  // up to 8192: a T4 block holds it for keys alone
+using Tier3 = LocalTier<512, 32>;  // up to 16384: more shared memory than a T4 block may have
 
 struct DistributionShared {
     uint32_t tree[Tuning::maxSlots];                                // nodes 1..k-1, then the k-1 sorted splitters
@@ -272,10 +273,10 @@ struct Task {
 struct Plan {
     unsigned long long nextSegsTiles;  // segments in the low 24 bits, tiles above: one atomic hands out both
     unsigned long long largest, nonEmpty, keysToBlocks, keysEqual;
-    unsigned lists[4];                 // tiers 0, 1, 2, then copies
+    unsigned lists[5];                 // tiers 0 to 3, then copies
     unsigned overflow;
 };
-constexpr int kCopyList = 3;
+constexpr int kCopyList = 4, kLists = 5;
 
 // --------------------------------------------------------------------- pieces
 
@@ -398,20 +399,35 @@ struct OrderedSource {
 
 // ---------------------------------------------------------- block-level helpers
 
+// The lanes of this warp whose value equals this lane's, for values below
+// 2^kBits: one ballot a bit, kept where the bit agrees (cheaper on the chip
+// than __match_any_sync, which compares all 32 bits).
+template <int kBits>
+__device__ inline unsigned matchPeers(unsigned v) {
+    unsigned peers = 0xFFFFFFFFu;
+    DEVICE_UNROLL
+    for (int bit = 0; bit < kBits; ++bit) {
+        const bool set = (v >> bit) & 1u;
+        const unsigned ones = __ballot_sync(0xFFFFFFFFu, set);
+        peers &= set ? ones : ~ones;
+    }
+    return peers;
+}
+
 // Ranks kVt items per lane in the warp's order (item j of every lane before
 // item j + 1; lower lanes first) among the warp's earlier keys of the same
-// bucket; counts (this warp's row) ends holding the warp's bucket counts.
-template <int kVt>
+// bucket (every bucket below 2^kBits); counts (this warp's row) ends holding
+// the warp's bucket counts.
+template <int kBits, int kVt>
 __device__ inline void warpRank(const unsigned (&bucket)[kVt], unsigned (&rank)[kVt], unsigned* counts) {
     const unsigned lane = threadIdx.x & 31;
     DEVICE_UNROLL
     for (int j = 0; j < kVt; ++j) {
-        const unsigned peers = __match_any_sync(0xFFFFFFFFu, bucket[j]);
-        const int leader = __ffs(peers) - 1;  // one lane per bucket reads and writes its count
-        unsigned base = lane == static_cast<unsigned>(leader) ? counts[bucket[j]] : 0;
-        base = __shfl_sync(0xFFFFFFFFu, base, leader);
+        const unsigned peers = matchPeers<kBits>(bucket[j]);
+        const unsigned base = counts[bucket[j]];  // peers read one word: a broadcast
         rank[j] = base + peerRank(peers, lane);
-        if (lane == static_cast<unsigned>(leader)) counts[bucket[j]] = base + __popc(peers);
+        __syncwarp();
+        if (lane == static_cast<unsigned>(__ffs(peers) - 1)) counts[bucket[j]] = base + __popc(peers);
         __syncwarp();
     }
 }
@@ -535,13 +551,21 @@ histogramKernel(Source src, const Segment* segs, unsigned numSegs, const uint32_
     __syncthreads();
     unsigned* mine = warpCounts + (threadIdx.x >> 5) * slots;
     for (size_t chunk = begin; chunk < end; chunk += Tuning::nv) {
-        unsigned bucket[Tuning::vt], rank[Tuning::vt];
+        unsigned bucket[Tuning::vt];
         DEVICE_UNROLL
         for (int j = 0; j < Tuning::vt; ++j) {
             const size_t i = chunk + stripedPosition<Tuning::vt>(j);
             bucket[j] = i < end ? treeBucket(tree, kLevels, src(i)) : slots - 1;  // the pad slot
         }
-        warpRank(bucket, rank, mine);
+        // A count needs no ranks: one shared-memory atomic per key into this
+        // warp's row. When the whole warp holds one bucket (sorted, all-equal,
+        // runs), one lane adds 32, so the atomics never serialize 32-way.
+        DEVICE_UNROLL
+        for (int j = 0; j < Tuning::vt; ++j) {
+            const bool uniform = __all_sync(0xFFFFFFFFu, bucket[j] == __shfl_sync(0xFFFFFFFFu, bucket[j], 0));
+            if (!uniform) atomicAdd(&mine[bucket[j]], 1u);
+            else if ((threadIdx.x & 31) == 0) atomicAdd(&mine[bucket[j]], 32u);
+        }
     }
     __syncthreads();
     for (int b = threadIdx.x; b < slots; b += Tuning::nt) {
@@ -635,7 +659,7 @@ scatterKernel(Source src, const uint32_t* valuesIn, const Segment* segs, unsigne
             if (kPairs) value[j] = p < chunkLen ? valuesIn[chunk + p] : 0;
             bucket[j] = p < chunkLen ? treeBucket(sh.tree, kLevels, key[j]) : slots - 1;  // pads sort last
         }
-        warpRank(bucket, rank, mine);
+        warpRank<kLevels + 1>(bucket, rank, mine);
         __syncthreads();
         chunkOffsets<Tuning::nt>(sh.warpCounts, slots, sh.totals, sh.starts, sh.scratch);
         DEVICE_UNROLL
@@ -689,7 +713,7 @@ __global__ void classifyKernel(const Segment* segs, unsigned numSegs, const uint
             append(kCopyList, {start + p, static_cast<uint32_t>(smaller(len - p, Tuning::copyPiece)), 0, 0, 0});
     } else if (len <= cap) {
         atomicAdd(&plan->keysToBlocks, static_cast<unsigned long long>(len));
-        append(len <= Tier0::nv ? 0 : len <= Tier1::nv ? 1 : 2, {start, static_cast<uint32_t>(len), lo, bitWidth(hi - lo), 0});
+        append(len <= Tier0::nv ? 0 : len <= Tier1::nv ? 1 : len <= Tier2::nv ? 2 : 3, {start, static_cast<uint32_t>(len), lo, bitWidth(hi - lo), 0});
     } else {
         const unsigned long long tiles = ceilDiv(len, Tuning::tileKeys);
         const unsigned long long packed = atomicAdd(&plan->nextSegsTiles, (tiles << 24) | 1ull);
@@ -727,7 +751,7 @@ bucketSortKernel(const Task* tasks, const uint32_t* keysIn, const uint32_t* valu
             unsigned digit[Tier::vt];
             DEVICE_UNROLL
             for (int j = 0; j < Tier::vt; ++j) digit[j] = (key[j] >> shift) & 0xFF;
-            warpRank(digit, rank, mine);
+            warpRank<8>(digit, rank, mine);
             DEVICE_UNROLL
             for (int j = 0; j < Tier::vt; ++j) rank[j] = rank[j] << 8 | digit[j];
         }
@@ -802,7 +826,7 @@ struct Balance {
 // are at most n / (cap + 1) per level past the first.
 struct ScratchSizes {
     size_t segs = 0, tiles = 0, counts = 0, sums = 0, trees = 0;
-    size_t lists[4] = {0, 0, 0, 0};
+    size_t lists[kLists] = {};
     ScratchSizes() = default;
     ScratchSizes(size_t n, const SortConfig& c) {
         const size_t slots = size_t{2} << c.levels;
@@ -815,12 +839,13 @@ struct ScratchSizes {
         lists[0] = std::min(perLevel, n / 2 + 1);
         lists[1] = std::min(perLevel, n / (Tier0::nv + 1) + 1);
         lists[2] = std::min(perLevel, n / (Tier1::nv + 1) + 1);
+        lists[3] = std::min(perLevel, n / (Tier2::nv + 1) + 1);
         lists[kCopyList] = std::min(perLevel, n) + n / Tuning::copyPiece + 1;
     }
     void grow(const ScratchSizes& o) {
         segs = std::max(segs, o.segs), tiles = std::max(tiles, o.tiles), counts = std::max(counts, o.counts);
         sums = std::max(sums, o.sums), trees = std::max(trees, o.trees);
-        for (int l = 0; l < 4; ++l) lists[l] = std::max(lists[l], o.lists[l]);
+        for (int l = 0; l < kLists; ++l) lists[l] = std::max(lists[l], o.lists[l]);
     }
     size_t bytes(size_t n, bool pairs) const {
         size_t listTotal = 0;
@@ -831,8 +856,10 @@ struct ScratchSizes {
 };
 
 // The largest bucket one block sorts on this card: the largest tier whose
-// shared memory a block may have (a T4 stops at Tier1, an H200 takes Tier2).
+// shared memory a block may have (a T4 stops at Tier2 for keys, Tier1 for
+// key-value; an H200 takes Tier3).
 inline size_t largestTier(const DeviceInfo& device, bool pairs) {
+    if (Tier3::sharedBytes(pairs) <= device.sharedPerBlockOptin) return Tier3::nv;
     if (Tier2::sharedBytes(pairs) <= device.sharedPerBlockOptin) return Tier2::nv;
     return Tier1::nv;
 }
@@ -849,7 +876,7 @@ struct Problem {
     DeviceBuffer<size_t> listMeta;  // bases, then capacities
     DeviceBuffer<Plan> plan;
     ScratchSizes sizes;
-    size_t listBase[4] = {0, 0, 0, 0};
+    size_t listBase[kLists] = {};
     Balance balance;  // of the last sort
 
     Problem(const std::vector<Key>& input, bool pairs, bool desc) : d(uploadSort(input, pairs)), descending(desc) {}
@@ -865,11 +892,11 @@ struct Problem {
         sums.allocate(s.sums);
         segs[0].allocate(s.segs);
         segs[1].allocate(s.segs);
-        size_t meta[8], total = 0;
-        for (int l = 0; l < 4; ++l) listBase[l] = meta[l] = total, meta[4 + l] = s.lists[l], total += s.lists[l];
+        size_t meta[2 * kLists], total = 0;
+        for (int l = 0; l < kLists; ++l) listBase[l] = meta[l] = total, meta[kLists + l] = s.lists[l], total += s.lists[l];
         lists.allocate(total);
-        listMeta.allocate(8);
-        listMeta.upload(meta, 8);
+        listMeta.allocate(2 * kLists);
+        listMeta.upload(meta, 2 * kLists);
         plan.allocate(1);
     }
 };
@@ -923,7 +950,7 @@ Plan runLevel(Problem<Key>& p, size_t cap, int level, Source src, const uint32_t
     CUDA_CHECK(cudaMemsetAsync(p.plan.get(), 0, sizeof(Plan)));
     classifyKernel<kLevels><<<gridFor(size_t{numSegs} * slots, 256, "classifyKernel"), 256>>>(
         segs, numSegs, p.trees.get(), p.offsets.get(), cap, p.plan.get(), p.segs[(level + 1) & 1].get(), p.lists.get(),
-        p.listMeta.get(), p.listMeta.get() + 4);
+        p.listMeta.get(), p.listMeta.get() + kLists);
     CUDA_CHECK_LAUNCH("classifyKernel");
     Plan plan;
     CUDA_CHECK(cudaMemcpy(&plan, p.plan.get(), sizeof plan, cudaMemcpyDeviceToHost));
@@ -934,6 +961,7 @@ Plan runLevel(Problem<Key>& p, size_t cap, int level, Source src, const uint32_t
     launchBucketSorts<Tier0, kPairs>(p, 0, plan.lists[0], keysOut, valuesOut);
     launchBucketSorts<Tier1, kPairs>(p, 1, plan.lists[1], keysOut, valuesOut);
     if (plan.lists[2]) launchBucketSorts<Tier2, kPairs>(p, 2, plan.lists[2], keysOut, valuesOut);
+    if (plan.lists[3]) launchBucketSorts<Tier3, kPairs>(p, 3, plan.lists[3], keysOut, valuesOut);
     if (plan.lists[kCopyList]) {
         copyKernel<kPairs><<<plan.lists[kCopyList], Tuning::copyNt>>>(p.lists.get() + p.listBase[kCopyList], keysOut, valuesOut,
                                                                      p.d.out.get(), p.d.vout.get(), p.descending ? ~0u : 0u);
@@ -1237,7 +1265,7 @@ template <class Key>
 std::string balanceLine(const Balance& b) {
     size_t blocks = 0, keysToBlocks = 0, equal = 0, largest = 0;
     for (const auto& l : b.levels) {
-        blocks += l.plan.lists[0] + l.plan.lists[1] + l.plan.lists[2];
+        for (int t = 0; t < kCopyList; ++t) blocks += l.plan.lists[t];
         keysToBlocks += l.plan.keysToBlocks;
         equal += l.plan.keysEqual;
     }

@@ -349,10 +349,12 @@ __host__ __device__ void serial_merge_full(const Array& tile, int ai, int aEnd, 
     DEVICE_UNROLL
     for (int r = 0; r < VT; ++r) {
         const bool takeA = ai < aEnd && !(bKey < aKey);  // ties: a
+        const int taken = takeA ? ai : bi;
         keys[r] = takeA ? aKey : bKey;
-        from[r] = takeA ? ai : bi;
-        if (takeA) aKey = tile[++ai];
-        else bKey = tile[++bi];
+        from[r] = taken;
+        const Key next = tile[taken + 1];  // one successor, one address, one load
+        if (takeA) aKey = next, ai = taken + 1;
+        else bKey = next, bi = taken + 1;
     }
 }
 template <class T> __host__ __device__ uint4 load_chunk(const T* p) {  // p is 16-byte aligned

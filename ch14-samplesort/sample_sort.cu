@@ -432,6 +432,27 @@ __device__ inline void warpRank(const unsigned (&bucket)[kVt], unsigned (&rank)[
     }
 }
 
+// Distinct ranks in any order, for what needs no stable order: the histogram
+// (which keeps only the counts) and the scatter of keys alone (equal keys
+// are equal bits, and every bucket is sorted or all-equal afterwards). One
+// shared-memory atomic a key into this warp's row; when the whole warp holds
+// one bucket (sorted, all-equal, runs), one lane adds 32, so the atomics
+// never serialize 32-way.
+template <int kVt>
+__device__ inline void warpRankAnyOrder(const unsigned (&bucket)[kVt], unsigned (&rank)[kVt], unsigned* counts) {
+    const unsigned lane = threadIdx.x & 31;
+    DEVICE_UNROLL
+    for (int j = 0; j < kVt; ++j) {
+        const unsigned first = __shfl_sync(0xFFFFFFFFu, bucket[j], 0);
+        if (__all_sync(0xFFFFFFFFu, bucket[j] == first)) {
+            const unsigned base = lane == 0 ? atomicAdd(&counts[first], 32u) : 0;
+            rank[j] = __shfl_sync(0xFFFFFFFFu, base, 0) + lane;
+        } else {
+            rank[j] = atomicAdd(&counts[bucket[j]], 1u);
+        }
+    }
+}
+
 template <int kNt>
 __device__ inline unsigned blockExclusiveSum(unsigned x, unsigned* scratch, unsigned& total) {
     const unsigned lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
@@ -551,21 +572,13 @@ histogramKernel(Source src, const Segment* segs, unsigned numSegs, const uint32_
     __syncthreads();
     unsigned* mine = warpCounts + (threadIdx.x >> 5) * slots;
     for (size_t chunk = begin; chunk < end; chunk += Tuning::nv) {
-        unsigned bucket[Tuning::vt];
+        unsigned bucket[Tuning::vt], rank[Tuning::vt];  // the ranks go unused: a count needs none
         DEVICE_UNROLL
         for (int j = 0; j < Tuning::vt; ++j) {
             const size_t i = chunk + stripedPosition<Tuning::vt>(j);
             bucket[j] = i < end ? treeBucket(tree, kLevels, src(i)) : slots - 1;  // the pad slot
         }
-        // A count needs no ranks: one shared-memory atomic per key into this
-        // warp's row. When the whole warp holds one bucket (sorted, all-equal,
-        // runs), one lane adds 32, so the atomics never serialize 32-way.
-        DEVICE_UNROLL
-        for (int j = 0; j < Tuning::vt; ++j) {
-            const bool uniform = __all_sync(0xFFFFFFFFu, bucket[j] == __shfl_sync(0xFFFFFFFFu, bucket[j], 0));
-            if (!uniform) atomicAdd(&mine[bucket[j]], 1u);
-            else if ((threadIdx.x & 31) == 0) atomicAdd(&mine[bucket[j]], 32u);
-        }
+        warpRankAnyOrder(bucket, rank, mine);
     }
     __syncthreads();
     for (int b = threadIdx.x; b < slots; b += Tuning::nt) {
@@ -633,7 +646,8 @@ scanStretchKernel(const unsigned* counts, size_t count, const uint64_t* sums, ui
 
 // One block per tile: every key (and value) to its bucket's place. A chunk is
 // first sorted by bucket in shared memory (warpRank, chunkOffsets), so that
-// the writes of one bucket are consecutive; within a bucket, input order.
+// the writes of one bucket are consecutive; within a bucket, input order
+// when values travel (keys alone go in any order: see warpRankAnyOrder).
 template <int kLevels, bool kPairs, class Source>
 __global__ void __launch_bounds__(Tuning::nt)
 scatterKernel(Source src, const uint32_t* valuesIn, const Segment* segs, unsigned numSegs, const uint32_t* trees,
@@ -659,7 +673,8 @@ scatterKernel(Source src, const uint32_t* valuesIn, const Segment* segs, unsigne
             if (kPairs) value[j] = p < chunkLen ? valuesIn[chunk + p] : 0;
             bucket[j] = p < chunkLen ? treeBucket(sh.tree, kLevels, key[j]) : slots - 1;  // pads sort last
         }
-        warpRank<kLevels + 1>(bucket, rank, mine);
+        if constexpr (kPairs) warpRank<kLevels + 1>(bucket, rank, mine);  // values: input order within a bucket
+        else warpRankAnyOrder(bucket, rank, mine);
         __syncthreads();
         chunkOffsets<Tuning::nt>(sh.warpCounts, slots, sh.totals, sh.starts, sh.scratch);
         DEVICE_UNROLL

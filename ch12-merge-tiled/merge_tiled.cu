@@ -426,15 +426,17 @@ __host__ __device__ void load_two_spans(int tid, const T* a, int aCount, const T
     }
 }
 
-// path_tiles step 2: thread tid's vt outputs start on diagonal tid * vt of the tile; its co-rank there, then the
-// serial merge into registers; the values follow their keys.
-template <int VT, class Key> __host__ __device__ void tile_merge(int tid, const Key* tileKeys, int aCount, int count,
-                                                                 Key (&keys)[VT], int (&from)[VT]) {
-    const int diag = min_of(tid * VT, count);
-    const PaddedView<Key> tile{tileKeys, 0};
-    const int i = co_rank(diag, tile, aCount, PaddedView<Key>{tileKeys, aCount}, count - aCount);
-    if (diag + VT <= count) serial_merge_full<VT>(tile, i, aCount, aCount + diag - i, keys, from);
-    else serial_merge<VT>(tile, i, aCount, aCount + diag - i, count, keys, from);
+// Step 2 of both kernels: a tile of `count` outputs whose a-span starts at slot aStart of `words` (aCount keys) and
+// b-span at bStart, seen through View (PaddedView or SwizzledView). Thread tid's vt outputs start on diagonal
+// tid * vt: its co-rank there, then the serial merge into registers (from[r]: slots); the values follow their keys.
+template <int VT, template <class> class View, class Key>
+__host__ __device__ void thread_merge(int tid, const Key* words, int aStart, int aCount, int bStart, int count,
+                                      Key (&keys)[VT], int (&from)[VT]) {
+    const int diag = min_of(tid * VT, count), i = co_rank(diag, View<Key>{words, aStart}, aCount,
+                                                          View<Key>{words, bStart}, count - aCount);
+    const View<Key> tile{words, 0};
+    if (diag + VT <= count) serial_merge_full<VT>(tile, aStart + i, aStart + aCount, bStart + diag - i, keys, from);
+    else serial_merge<VT>(tile, aStart + i, aStart + aCount, bStart + diag - i, bStart + count - aCount, keys, from);
 }
 template <int VT, class Value>
 __host__ __device__ void tile_values(const Value* tileValues, const int (&from)[VT], Value (&values)[VT]) {
@@ -448,22 +450,25 @@ template <int VT, class T> __host__ __device__ void tile_stage(int tid, const T 
     for (int r = 0; r < VT; ++r) shared[padded(tid * VT + r)] = x[r];
 }
 
-// path_tiles step 4: tile positions [0, count) to dst[0, count), consecutive threads on consecutive 16-byte chunks
-// (one vector store each); a ragged end element by element.
-template <int NT, int NV, class T> __host__ __device__ void tile_store(int tid, const T* shared, int count, T* dst) {
+// Step 4 of both kernels: tile positions [0, count) to dst[0, count), consecutive threads on consecutive 16-byte
+// chunks (one vector store each; chunk(x) reads positions x..x+3 as one uint4); a ragged end element by element.
+template <int NT, int NV, class T, class Chunk, class Element>
+__host__ __device__ void store_tile(int tid, int count, T* dst, Chunk chunk, Element element) {
     constexpr int kVec = 4;
     const bool aligned = (reinterpret_cast<uintptr_t>(dst) & 15) == 0;
     DEVICE_UNROLL
     for (int r = 0; r < ceilDiv(NV, kVec * NT); ++r) {
         const int x = (tid + r * NT) * kVec;
         if (x >= count) continue;
-        if (aligned && x + kVec <= count) {
-            store16(dst + x, make_uint4(to_bits(shared[padded(x)]), to_bits(shared[padded(x + 1)]),
-                                        to_bits(shared[padded(x + 2)]), to_bits(shared[padded(x + 3)])));
-        } else {
-            for (int e = 0; e < kVec && x + e < count; ++e) dst[x + e] = shared[padded(x + e)];
-        }
+        if (aligned && x + kVec <= count) store16(dst + x, chunk(x));
+        else for (int e = 0; e < kVec && x + e < count; ++e) dst[x + e] = element(x + e);
     }
+}
+template <int NT, int NV, class T> __host__ __device__ void tile_store(int tid, const T* shared, int count, T* dst) {
+    store_tile<NT, NV>(tid, count, dst, [&](int x) {  // a pad word may fall in a 16-byte chunk: four reads
+        return make_uint4(to_bits(shared[padded(x)]), to_bits(shared[padded(x + 1)]), to_bits(shared[padded(x + 2)]),
+                          to_bits(shared[padded(x + 3)]));
+    }, [&](int x) { return shared[padded(x)]; });
 }
 
 // A tile's place in the inputs and the output, from its two splits.
@@ -541,21 +546,8 @@ __host__ __device__ void pipelined_copy(int tid, const TileSpans& t, const Key* 
     }
 }
 
-// path_pipelined step 2: thread tid's co-rank and serial merge in the swizzled buffer; then its values, a key's slot
-// moved to its value's slot (the value spans have their own shifts; past the tile's end nothing is read).
-template <int VT, class Key>
-__host__ __device__ void pipelined_merge(int tid, const TileSpans& t, const SpanSlots& ks, const Key* keyBuffer,
-                                         Key (&keys)[VT], int (&from)[VT]) {
-    const int bCount = t.count - t.aCount, diag = min_of(tid * VT, t.count);
-    const int i = co_rank(diag, SwizzledView<Key>{keyBuffer, ks.aStart}, t.aCount,
-                          SwizzledView<Key>{keyBuffer, ks.bStart}, bCount);
-    const SwizzledView<Key> buffer{keyBuffer, 0};
-    if (diag + VT <= t.count)
-        serial_merge_full<VT>(buffer, ks.aStart + i, ks.aStart + t.aCount, ks.bStart + diag - i, keys, from);
-    else
-        serial_merge<VT>(buffer, ks.aStart + i, ks.aStart + t.aCount, ks.bStart + diag - i, ks.bStart + bCount, keys,
-                         from);
-}
+// path_pipelined step 2 (thread_merge in the swizzled buffer), then its values: a key's slot moved to its value's
+// slot (the value spans have their own shifts; past the tile's end nothing is read).
 template <int VT, class Value>
 __host__ __device__ void pipelined_values(int tid, const TileSpans& t, const SpanSlots& ks, const SpanSlots& vs,
                                           const Value* valueBuffer, const int (&from)[VT], Value (&values)[VT]) {
@@ -569,22 +561,15 @@ __host__ __device__ void pipelined_values(int tid, const TileSpans& t, const Spa
 }
 
 // path_pipelined step 3 (after every thread has read the buffer): stage the outputs as vt / 4 16-byte stores; step 4:
-// write them out coalesced, as tile_store does.
+// write them out coalesced (store_tile; the swizzle keeps each 16-byte chunk whole).
 template <int VT, class T> __host__ __device__ void pipelined_stage(int tid, const T (&x)[VT], T* buffer) {
     DEVICE_UNROLL
     for (int r = 0; r < VT; r += 4) store16(buffer + swizzled(tid * VT + r), chunk_of(x + r));
 }
 template <int NT, int NV, class T>
 __host__ __device__ void pipelined_store(int tid, const T* buffer, int count, T* dst) {
-    constexpr int kVec = 4;
-    const bool aligned = (reinterpret_cast<uintptr_t>(dst) & 15) == 0;
-    DEVICE_UNROLL
-    for (int r = 0; r < ceilDiv(NV, kVec * NT); ++r) {
-        const int x = (tid + r * NT) * kVec;
-        if (x >= count) continue;
-        if (aligned && x + kVec <= count) store16(dst + x, load16(buffer + swizzled(x)));
-        else for (int e = 0; e < kVec && x + e < count; ++e) dst[x + e] = buffer[swizzled(x + e)];
-    }
+    store_tile<NT, NV>(tid, count, dst, [&](int x) { return load16(buffer + swizzled(x)); },  // chunks stay whole
+                       [&](int x) { return buffer[swizzled(x)]; });
 }
 
 // ---- kernels. The merge path partition: one co-rank per tile boundary, splits[p] for output p * nv (the last for
@@ -618,7 +603,7 @@ __global__ void __launch_bounds__(T::nt) path_tiles(const Key* a, size_t m, cons
     __syncthreads();
     Key keys[T::vt];
     int from[T::vt];
-    tile_merge<T::vt>(threadIdx.x, tile.keys, t.aCount, t.count, keys, from);
+    thread_merge<T::vt, PaddedView>(threadIdx.x, tile.keys, 0, t.aCount, t.aCount, t.count, keys, from);
     Value values[kPairs<Value> ? T::vt : 1];
     if constexpr (kPairs<Value>) tile_values<T::vt>(tile.values, from, values);
     __syncthreads();
@@ -678,7 +663,7 @@ __global__ void __launch_bounds__(T::nt) path_pipelined(const Key* a, size_t m, 
         const SpanSlots ks = span_slots(a + t.a0, t.aCount, b + t.b0);
         Key keys[T::vt];
         int from[T::vt];
-        pipelined_merge<T::vt>(threadIdx.x, t, ks, keyBuffer, keys, from);
+        thread_merge<T::vt, SwizzledView>(threadIdx.x, keyBuffer, ks.aStart, t.aCount, ks.bStart, t.count, keys, from);
         Value values[kPairs<Value> ? T::vt : 1];
         if constexpr (kPairs<Value>)
             pipelined_values<T::vt>(threadIdx.x, t, ks, span_slots(va + t.a0, t.aCount, vb + t.b0), valueBuffer,
@@ -969,8 +954,8 @@ template <class T> struct Placed {
 template <class T, int N> struct Registers { T r[N]; };  // one thread's register array, kept across a barrier
 
 // A production kernel's own steps, thread by thread, tile after tile, the barriers between the loops over threads.
-// path_tiles: load_two_spans | tile_merge, tile_values | tile_stage | tile_store, one shared tile. path_pipelined:
-// pipelined_copy | pipelined_merge, pipelined_values | pipelined_stage | pipelined_store, through two buffers. Both
+// path_tiles: load_two_spans | thread_merge, tile_values | tile_stage | tile_store, one shared tile. path_pipelined:
+// pipelined_copy | thread_merge, pipelined_values | pipelined_stage | pipelined_store, through two buffers. Both
 // start as junk and keep older tiles' leftovers, which nothing may read. Values are positions in a||b (shifted
 // unlike their keys), so the output's values are its provenance. Also: span_slots keeps 16-byte copies on 16-byte
 // slots and inside the buffer, and nothing is stored outside the output.
@@ -1006,9 +991,11 @@ bool tilesMatch(const std::vector<float>& ka, const std::vector<float>& kb, int 
                  load_two_spans<NT, NV>(tid, va.p + t.a0, t.aCount, vb.p + t.b0, bCount, sv);
         for (int tid = 0; tid < NT; ++tid) {  // barrier
             int from[VT];
-            if constexpr (kPipelined) pipelined_merge<VT>(tid, t, ks, sk, keys[tid].r, from),
-                                      pipelined_values<VT>(tid, t, ks, vs, sv, from, values[tid].r);
-            else tile_merge<VT>(tid, sk, t.aCount, t.count, keys[tid].r, from), tile_values<VT>(sv, from, values[tid].r);
+            if constexpr (kPipelined)
+                thread_merge<VT, SwizzledView>(tid, sk, ks.aStart, t.aCount, ks.bStart, t.count, keys[tid].r, from),
+                    pipelined_values<VT>(tid, t, ks, vs, sv, from, values[tid].r);
+            else thread_merge<VT, PaddedView>(tid, sk, 0, t.aCount, t.aCount, t.count, keys[tid].r, from),
+                     tile_values<VT>(sv, from, values[tid].r);
         }
         for (int tid = 0; tid < NT; ++tid)  // barrier
             if constexpr (kPipelined) pipelined_stage<VT>(tid, keys[tid].r, sk), pipelined_stage<VT>(tid, values[tid].r, sv);
@@ -1053,10 +1040,10 @@ void testProductionTiles() {
     size_t tileRuns = 0, pipelinedRuns = 0;  // 4x3: odd vt and tiny nt run the code of 256x16 and 128x32
     expect(sweepAll<PathTuning<4, 3, S::Tiles>, PathTuning<8, 8, S::Tiles>, PathTuning<2, 16, S::Tiles>,
                     PathTuning<4, 32, S::Tiles>>(tileRuns),
-           "path_tiles steps: load_two_spans, tile_merge, tile_values, tile_stage, tile_store");
+           "path_tiles steps: load_two_spans, thread_merge, tile_values, tile_stage, tile_store");
     expect(sweepAll<PathTuning<4, 4, S::Pipelined>, PathTuning<8, 8, S::Pipelined>, PathTuning<2, 24, S::Pipelined>,
                     PathTuning<4, 32, S::Pipelined>>(pipelinedRuns),
-           "path_pipelined steps: pipelined_copy, _merge, _values, _stage, _store, two buffers");
+           "path_pipelined steps: pipelined_copy, thread_merge, pipelined_values, _stage, _store, two buffers");
     std::printf("production tiles: path_tiles 4x3, 8x8, 2x16, 4x32 (%zu runs), path_pipelined 4x4, 8x8, 2x24, 4x32 "
                 "(%zu runs); inputs x 16-byte offsets of a, b, out\n", tileRuns, pipelinedRuns);
 }

@@ -22,7 +22,8 @@
 // "selftest", "the lesson", "main".
 // Change: --n, --key, --pairs, --descending, --input/--dist, --only; the
 // Tuning struct (buckets per level, oversampling, tile). Exercise (README.md):
-// build with -DEXERCISE_UNSTABLE_RANK; the keys still sort, provenance says not stably.
+// build with -DEXERCISE_UNSTABLE_RANK: the stable ranks turn unstable, which
+// provenance shows, and on uniform keys the radix passes too.
 
 #include "../common/inputs.hpp"
 #include "../common/selftest.hpp"
@@ -36,7 +37,9 @@
 // The tie rule, kept by every piece in both parts: a key equal to a splitter
 // goes to the bucket that splitter opens (bucketOf counts the splitters <= key),
 // and keys of one bucket keep their input order (a key's rank is the count of
-// earlier keys in its bucket), so the scatter is stable.
+// earlier keys in its bucket), so the scatter is stable. (Part B keeps that
+// order when values travel; keys alone it scatters in any order, which no
+// output can show.)
 
 // The seed's bucket search: splitters ascending; bucket b holds [s[b-1], s[b]).
 __host__ __device__ inline int bucketOf(uint32_t value, const uint32_t* splitters, int numSplitters) {
@@ -335,7 +338,7 @@ __host__ __device__ inline unsigned bitWidth(uint32_t x) {
 }
 
 // The rank of this lane among the lanes of its warp holding the same bucket
-// (peers, from __match_any_sync): the peers on lower lanes come first.
+// (peers, from matchPeers): the peers on lower lanes come first.
 __host__ __device__ inline unsigned peerRank(unsigned peers, unsigned lane) {
 #ifdef EXERCISE_UNSTABLE_RANK
     const unsigned before = lane == 31 ? 0 : peers >> (lane + 1);  // the exercise: higher lanes first

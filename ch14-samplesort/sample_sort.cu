@@ -271,15 +271,15 @@ struct Task {
     size_t start;
     uint32_t len, lo, bits, unused;
 };
+constexpr int kCopyList = 4, kLists = 5;  // task lists: tiers 0 to 3, then copies
 // What a level's classify kernel hands the host: the next level's size, the
 // task lists' lengths, and the balance figures.
 struct Plan {
     unsigned long long nextSegsTiles;  // segments in the low 24 bits, tiles above: one atomic hands out both
     unsigned long long largest, nonEmpty, keysToBlocks, keysEqual;
-    unsigned lists[5];                 // tiers 0 to 3, then copies
+    unsigned lists[kLists];
     unsigned overflow;
 };
-constexpr int kCopyList = 4, kLists = 5;
 
 // --------------------------------------------------------------------- pieces
 
@@ -978,8 +978,8 @@ Plan runLevel(Problem<Key>& p, size_t cap, int level, Source src, const uint32_t
     }
     launchBucketSorts<Tier0, kPairs>(p, 0, plan.lists[0], keysOut, valuesOut);
     launchBucketSorts<Tier1, kPairs>(p, 1, plan.lists[1], keysOut, valuesOut);
-    if (plan.lists[2]) launchBucketSorts<Tier2, kPairs>(p, 2, plan.lists[2], keysOut, valuesOut);
-    if (plan.lists[3]) launchBucketSorts<Tier3, kPairs>(p, 3, plan.lists[3], keysOut, valuesOut);
+    launchBucketSorts<Tier2, kPairs>(p, 2, plan.lists[2], keysOut, valuesOut);  // an empty list launches nothing
+    launchBucketSorts<Tier3, kPairs>(p, 3, plan.lists[3], keysOut, valuesOut);
     if (plan.lists[kCopyList]) {
         copyKernel<kPairs><<<plan.lists[kCopyList], Tuning::copyNt>>>(p.lists.get() + p.listBase[kCopyList], keysOut, valuesOut,
                                                                      p.d.out.get(), p.d.vout.get(), p.descending ? ~0u : 0u);

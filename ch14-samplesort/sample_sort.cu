@@ -663,17 +663,28 @@ scatterKernel(Source src, const uint32_t* valuesIn, const Segment* segs, unsigne
     const uint64_t segmentBase = offsets[countsIndex(s, slots, 0, 0)];
     for (int b = threadIdx.x; b < slots; b += Tuning::nt) sh.base[b] = s.start + offsets[countsIndex(s, slots, b, tile)] - segmentBase;
     unsigned* mine = sh.warpCounts + (threadIdx.x >> 5) * slots;
+    // The keys (and values) of a chunk are loaded one chunk ahead, so the
+    // loads are in flight while the chunk before is ranked and written.
+    uint32_t key[Tuning::vt], value[Tuning::vt], nextKey[Tuning::vt], nextValue[Tuning::vt];
+    auto load = [&](size_t chunk, uint32_t (&k)[Tuning::vt], uint32_t (&v)[Tuning::vt]) {
+        const size_t len = chunk < end ? smaller(end - chunk, Tuning::nv) : 0;
+        DEVICE_UNROLL
+        for (int j = 0; j < Tuning::vt; ++j) {
+            const unsigned p = stripedPosition<Tuning::vt>(j);
+            k[j] = p < len ? src(chunk + p) : 0;
+            if (kPairs) v[j] = p < len ? valuesIn[chunk + p] : 0;
+        }
+    };
+    load(begin, key, value);
     for (size_t chunk = begin; chunk < end; chunk += Tuning::nv) {
         const unsigned chunkLen = static_cast<unsigned>(smaller(end - chunk, Tuning::nv));
+        load(chunk + Tuning::nv, nextKey, nextValue);
         for (int i = threadIdx.x & 31; i < slots; i += 32) mine[i] = 0;
         __syncthreads();  // the tree (first chunk) and the last chunk's writes are done
-        uint32_t key[Tuning::vt], value[Tuning::vt];
         unsigned bucket[Tuning::vt], rank[Tuning::vt];
         DEVICE_UNROLL
         for (int j = 0; j < Tuning::vt; ++j) {
             const unsigned p = stripedPosition<Tuning::vt>(j);
-            key[j] = p < chunkLen ? src(chunk + p) : 0;
-            if (kPairs) value[j] = p < chunkLen ? valuesIn[chunk + p] : 0;
             bucket[j] = p < chunkLen ? treeBucket(sh.tree, kLevels, key[j]) : slots - 1;  // pads sort last
         }
         if constexpr (kPairs) warpRank<kLevels + 1>(bucket, rank, mine);  // values: input order within a bucket
@@ -696,6 +707,8 @@ scatterKernel(Source src, const uint32_t* valuesIn, const Segment* segs, unsigne
         }
         __syncthreads();
         for (int b = threadIdx.x; b < slots; b += Tuning::nt) sh.base[b] += sh.totals[b];
+        DEVICE_UNROLL
+        for (int j = 0; j < Tuning::vt; ++j) key[j] = nextKey[j], value[j] = nextValue[j];
     }
 }
 
@@ -709,30 +722,53 @@ __global__ void classifyKernel(const Segment* segs, unsigned numSegs, const uint
     constexpr int slots = 2 << kLevels, k = 1 << kLevels;
     const size_t x = static_cast<size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
     const size_t seg = x / slots;
-    const unsigned id = static_cast<unsigned>(x % slots);
-    if (seg >= numSegs || id == slots - 1) return;
-    const Segment s = segs[seg];
-    const uint64_t segmentBase = offsets[countsIndex(s, slots, 0, 0)];
-    const size_t start = s.start + offsets[countsIndex(s, slots, id, 0)] - segmentBase;
-    const size_t len = s.start + offsets[countsIndex(s, slots, id + 1, 0)] - segmentBase - start;
-    if (len == 0) return;
-    atomicAdd(&plan->nonEmpty, 1ull);
-    atomicMax(&plan->largest, static_cast<unsigned long long>(len));
-    uint32_t lo, hi;
-    bucketRange(id, trees + seg * slots + k, k, s.lo, s.hi, lo, hi);
-    auto append = [&](int list, Task t) {
-        const unsigned at = atomicAdd(&plan->lists[list], 1u);
-        if (at < listCap[list]) lists[listBase[list] + at] = t;
+    const unsigned id = static_cast<unsigned>(x % slots), lane = threadIdx.x & 31;
+    size_t start = 0, len = 0;  // no bucket (past the last segment, or the pad slot): len 0
+    uint32_t lo = 0, hi = 0;
+    if (seg < numSegs && id != slots - 1) {
+        const Segment s = segs[seg];
+        const uint64_t segmentBase = offsets[countsIndex(s, slots, 0, 0)];
+        start = s.start + offsets[countsIndex(s, slots, id, 0)] - segmentBase;
+        len = s.start + offsets[countsIndex(s, slots, id + 1, 0)] - segmentBase - start;
+        if (len) bucketRange(id, trees + seg * slots + k, k, s.lo, s.hi, lo, hi);
+    }
+    const bool equal = len && (lo == hi || len == 1), small = len && !equal && len <= cap;
+    const int tier = !small ? -1 : len <= Tier0::nv ? 0 : len <= Tier1::nv ? 1 : len <= Tier2::nv ? 2 : 3;
+    // Every bucket adds to the same few counters of the plan: summed over the
+    // warp first (every lane gets here), one atomic a warp, not one a bucket.
+    unsigned long long nonEmpty = len != 0, largest = len, keysEqual = equal ? len : 0, keysToBlocks = small ? len : 0;
+    for (int d = 16; d > 0; d >>= 1) {
+        nonEmpty += __shfl_xor_sync(0xFFFFFFFFu, nonEmpty, d);
+        const unsigned long long other = __shfl_xor_sync(0xFFFFFFFFu, largest, d);
+        largest = other > largest ? other : largest;
+        keysEqual += __shfl_xor_sync(0xFFFFFFFFu, keysEqual, d);
+        keysToBlocks += __shfl_xor_sync(0xFFFFFFFFu, keysToBlocks, d);
+    }
+    if (lane == 0 && nonEmpty) {
+        atomicAdd(&plan->nonEmpty, nonEmpty);
+        atomicMax(&plan->largest, largest);
+        if (keysEqual) atomicAdd(&plan->keysEqual, keysEqual);
+        if (keysToBlocks) atomicAdd(&plan->keysToBlocks, keysToBlocks);
+    }
+    // A tier's tasks: one atomic a warp hands out consecutive places.
+    for (int t = 0; t < kCopyList; ++t) {
+        const unsigned mask = __ballot_sync(0xFFFFFFFFu, tier == t);
+        if (!mask) continue;
+        const unsigned leader = __ffs(mask) - 1;
+        const unsigned first = lane == leader ? atomicAdd(&plan->lists[t], static_cast<unsigned>(__popc(mask))) : 0;
+        const unsigned at = __shfl_sync(0xFFFFFFFFu, first, leader) + __popc(mask & ((1u << lane) - 1u));
+        if (tier != t) continue;
+        if (at < listCap[t]) lists[listBase[t] + at] = {start, static_cast<uint32_t>(len), lo, bitWidth(hi - lo), 0};
         else plan->overflow = 1;
-    };
-    if (lo == hi || len == 1) {  // every key the same: copy it out, in pieces
-        atomicAdd(&plan->keysEqual, static_cast<unsigned long long>(len));
-        for (size_t p = 0; p < len; p += Tuning::copyPiece)
-            append(kCopyList, {start + p, static_cast<uint32_t>(smaller(len - p, Tuning::copyPiece)), 0, 0, 0});
-    } else if (len <= cap) {
-        atomicAdd(&plan->keysToBlocks, static_cast<unsigned long long>(len));
-        append(len <= Tier0::nv ? 0 : len <= Tier1::nv ? 1 : len <= Tier2::nv ? 2 : 3, {start, static_cast<uint32_t>(len), lo, bitWidth(hi - lo), 0});
-    } else {
+    }
+    if (equal) {  // every key the same: copy it out, in pieces (few buckets: one atomic each)
+        for (size_t p = 0; p < len; p += Tuning::copyPiece) {
+            const unsigned at = atomicAdd(&plan->lists[kCopyList], 1u);
+            if (at < listCap[kCopyList])
+                lists[listBase[kCopyList] + at] = {start + p, static_cast<uint32_t>(smaller(len - p, Tuning::copyPiece)), 0, 0, 0};
+            else plan->overflow = 1;
+        }
+    } else if (len > cap) {
         const unsigned long long tiles = ceilDiv(len, Tuning::tileKeys);
         const unsigned long long packed = atomicAdd(&plan->nextSegsTiles, (tiles << 24) | 1ull);
         next[packed & 0xFFFFFF] = {start, len, static_cast<size_t>(packed >> 24), lo, hi};
@@ -762,10 +798,14 @@ bucketSortKernel(const Task* tasks, const uint32_t* keysIn, const uint32_t* valu
         if (kPairs) value[j] = p < t.len ? valuesIn[t.start + p] : 0;
     }
     unsigned* mine = warpCounts + (threadIdx.x >> 5) * 256;
+    // A warp whose stretch starts past the bucket holds only pads: they would
+    // rank last and land past the bucket anyway, so it ranks and moves
+    // nothing (its count row stays 0) and waits at the barriers.
+    const bool busy = (threadIdx.x >> 5) * 32u * Tier::vt < t.len;
     for (unsigned shift = 0; shift < t.bits; shift += 8) {
         for (int i = threadIdx.x & 31; i < 256; i += 32) mine[i] = 0;
         __syncwarp();
-        {
+        if (busy) {
             unsigned digit[Tier::vt];
             DEVICE_UNROLL
             for (int j = 0; j < Tier::vt; ++j) digit[j] = (key[j] >> shift) & 0xFF;
@@ -775,17 +815,21 @@ bucketSortKernel(const Task* tasks, const uint32_t* keysIn, const uint32_t* valu
         }
         __syncthreads();
         chunkOffsets<Tier::nt>(warpCounts, 256, totals, starts, scratch);
-        DEVICE_UNROLL
-        for (int j = 0; j < Tier::vt; ++j) {
-            const unsigned d = rank[j] & 0xFF, p = starts[d] + mine[d] + (rank[j] >> 8);
-            sKeys[p] = key[j];
-            if (kPairs) sValues[p] = value[j];
+        if (busy) {
+            DEVICE_UNROLL
+            for (int j = 0; j < Tier::vt; ++j) {
+                const unsigned d = rank[j] & 0xFF, p = starts[d] + mine[d] + (rank[j] >> 8);
+                sKeys[p] = key[j];
+                if (kPairs) sValues[p] = value[j];
+            }
         }
         __syncthreads();
         DEVICE_UNROLL
-        for (int j = 0; j < Tier::vt; ++j) {
-            key[j] = sKeys[stripedPosition<Tier::vt>(j)];
-            if (kPairs) value[j] = sValues[stripedPosition<Tier::vt>(j)];
+        for (int j = 0; j < Tier::vt; ++j) {  // past the bucket: no key was written, the pad stays
+            const unsigned p = stripedPosition<Tier::vt>(j);
+            if (p >= t.len) continue;
+            key[j] = sKeys[p];
+            if (kPairs) value[j] = sValues[p];
         }
         __syncthreads();
     }

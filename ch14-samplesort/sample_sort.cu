@@ -979,12 +979,11 @@ template <class Tier, bool kPairs, class Key>
 void launchBucketSorts(Problem<Key>& p, int list, unsigned count, const uint32_t* keys, const uint32_t* values) {
     if (!count) return;
     const size_t shared = Tier::sharedBytes(kPairs);
-    static bool raised = false;  // once per instantiation: the opt-in past 48 KiB
-    if (!raised) {
-        CUDA_CHECK(cudaFuncSetAttribute(bucketSortKernel<Tier, kPairs, Key>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                        static_cast<int>(shared)));
-        raised = true;
-    }
+    // The opt-in past 48 KiB belongs to the current device: set at every
+    // launch (a host call), so a process driving several GPUs (as
+    // sample_sort_gpus.cu does, a thread each) has it on each of them.
+    CUDA_CHECK(cudaFuncSetAttribute(bucketSortKernel<Tier, kPairs, Key>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                    static_cast<int>(shared)));
     bucketSortKernel<Tier, kPairs, Key><<<count, Tier::nt, shared>>>(p.lists.get() + p.listBase[list], keys, values,
                                                                      p.d.out.get(), p.d.vout.get(), p.descending ? ~0u : 0u);
     CUDA_CHECK_LAUNCH("bucketSortKernel");
@@ -1464,7 +1463,9 @@ int runLesson(const Options& o, const Run& run) {
 }
 
 // ===================================================================== main
-
+// (sample_sort_gpus.cu includes this file for its pieces and its sort, and
+// has a main of its own.)
+#ifndef SAMPLE_SORT_NO_MAIN
 int main(int argc, char** argv) {
     Options o;
     const std::vector<std::string> dists = sortShapeWords();
@@ -1487,3 +1488,4 @@ int main(int argc, char** argv) {
         },
         runSelftest, runVerify, [&](const Run& run) { return runLesson(o, run); }});
 }
+#endif

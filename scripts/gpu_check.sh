@@ -43,21 +43,27 @@ step configure cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=Release
 step build cmake --build "$BUILD" --parallel
 
 # The lessons CMake built, with the small inputs the sanitizers run on.
-lessons=(); small_args=()
-add_lesson() { [ -x "$BUILD/$1" ] && { lessons+=("$1"); small_args+=("$2"); }; }
+lessons=(); small_args=(); sanitizer_args=()
+# add_lesson NAME SMALL_ARGS [SANITIZER_ARGS]
+add_lesson() { [ -x "$BUILD/$1" ] && { lessons+=("$1"); small_args+=("$2"); sanitizer_args+=("${3:-}"); }; }
 add_lesson merge_path   "--m 3001 --n 2000 --input many-ties --per-thread 1,3,4,64 --no-timing"
 add_lesson merge_tiled  "--m 5001 --n 3001 --no-timing"
 add_lesson bitonic_sort "--n 20011 --pairs --no-timing"
 add_lesson merge_sort   "--n 200003 --pairs --no-timing"  # big enough for four-way passes in every row
 add_lesson sample_sort  "--n 70000 --input zipf --pairs --no-timing"
+# Built where NCCL is. NCCL's own start-up asks for kernel images this card
+# has none of and goes on (cudaFuncGetAttributes: "no kernel image"); the
+# sanitizer would count those as errors. The program checks every CUDA call
+# of its own, so an API error there still fails the run.
+add_lesson sample_sort_gpus "--n 70000 --input zipf --pairs --no-timing" "--report-api-errors no"
 step ctest ctest --test-dir "$BUILD" --output-on-failure --parallel 4
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu --format=csv >"$LOG_DIR/nvidia-smi.txt" 2>&1
 for i in "${!lessons[@]}"; do
   lesson="${lessons[$i]}"
   step "${lesson}_run" "$BUILD/$lesson" --csv "$LOG_DIR/$lesson.csv"
   for tool in memcheck racecheck synccheck; do
-    # shellcheck disable=SC2086  # the small arguments are meant to split
-    step "${lesson}_${tool}" "$SANITIZER" --tool "$tool" --error-exitcode 1 "$BUILD/$lesson" ${small_args[$i]}
+    # shellcheck disable=SC2086  # the small and sanitizer arguments are meant to split
+    step "${lesson}_${tool}" "$SANITIZER" --tool "$tool" --error-exitcode 1 ${sanitizer_args[$i]} "$BUILD/$lesson" ${small_args[$i]}
   done
 done
 # large NAME COMMAND...: starts a check-only run in the background; the

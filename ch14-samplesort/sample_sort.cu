@@ -513,6 +513,21 @@ __device__ inline unsigned stripedPosition(int j) {
     return (threadIdx.x >> 5) * 32 * kVt + j * 32 + (threadIdx.x & 31);
 }
 
+// A tile's keys [begin, end) counted by bucket into this warp's row
+// (bucketOf(i): key i's bucket; lanes past the end count in padSlot).
+template <class BucketOf>
+__device__ inline void countTile(size_t begin, size_t end, unsigned* warpRow, unsigned padSlot, BucketOf bucketOf) {
+    for (size_t chunk = begin; chunk < end; chunk += Tuning::nv) {
+        unsigned bucket[Tuning::vt], rank[Tuning::vt];  // the ranks go unused: a count needs none
+        DEVICE_UNROLL
+        for (int j = 0; j < Tuning::vt; ++j) {
+            const size_t i = chunk + stripedPosition<Tuning::vt>(j);
+            bucket[j] = i < end ? bucketOf(i) : padSlot;
+        }
+        warpRankAnyOrder(bucket, rank, warpRow);
+    }
+}
+
 // -------------------------------------------------------------------- kernels
 
 // One block per segment: the splitters (from a sorted random sample, or
@@ -573,16 +588,8 @@ histogramKernel(Source src, const Segment* segs, unsigned numSegs, const uint32_
     openTile<kLevels>(segs, numSegs, trees, tree, s, tile, begin, end);
     for (int i = threadIdx.x; i < Tuning::warps * slots; i += Tuning::nt) warpCounts[i] = 0;
     __syncthreads();
-    unsigned* mine = warpCounts + (threadIdx.x >> 5) * slots;
-    for (size_t chunk = begin; chunk < end; chunk += Tuning::nv) {
-        unsigned bucket[Tuning::vt], rank[Tuning::vt];  // the ranks go unused: a count needs none
-        DEVICE_UNROLL
-        for (int j = 0; j < Tuning::vt; ++j) {
-            const size_t i = chunk + stripedPosition<Tuning::vt>(j);
-            bucket[j] = i < end ? treeBucket(tree, kLevels, src(i)) : slots - 1;  // the pad slot
-        }
-        warpRankAnyOrder(bucket, rank, mine);
-    }
+    countTile(begin, end, warpCounts + (threadIdx.x >> 5) * slots, slots - 1,
+              [&](size_t i) { return treeBucket(tree, kLevels, src(i)); });
     __syncthreads();
     for (int b = threadIdx.x; b < slots; b += Tuning::nt) {
         unsigned sum = 0;

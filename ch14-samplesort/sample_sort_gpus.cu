@@ -146,16 +146,8 @@ destinationHistogramKernel(const Key* keys, size_t n, uint64_t base, uint32_t fl
     for (int i = threadIdx.x; i < Tuning::warps * kSlots; i += Tuning::nt) warpCounts[i] = 0;
     loadSplitters(splitters, s);
     const size_t begin = static_cast<size_t>(blockIdx.x) * Tuning::tileKeys, end = smaller(begin + Tuning::tileKeys, n);
-    unsigned* mine = warpCounts + (threadIdx.x >> 5) * kSlots;
-    for (size_t chunk = begin; chunk < end; chunk += Tuning::nv) {
-        unsigned dest[Tuning::vt], rank[Tuning::vt];  // the ranks go unused: a count needs none
-        DEVICE_UNROLL
-        for (int j = 0; j < Tuning::vt; ++j) {
-            const size_t i = chunk + stripedPosition<Tuning::vt>(j);
-            dest[j] = i < end ? destinationOf(s, rankOf(keys[i], flip), base + i) : kSlots - 1;
-        }
-        warpRankAnyOrder(dest, rank, mine);
-    }
+    countTile(begin, end, warpCounts + (threadIdx.x >> 5) * kSlots, kSlots - 1,
+              [&](size_t i) { return destinationOf(s, rankOf(keys[i], flip), base + i); });
     __syncthreads();
     for (int d = threadIdx.x; d < gpus; d += Tuning::nt) {
         unsigned sum = 0;
@@ -194,7 +186,7 @@ destinationScatterKernel(const Key* keys, const uint32_t* values, size_t n, uint
             if (kPairs) value[j] = p < len ? values[chunk + p] : 0;
             dest[j] = p < len ? destinationOf(s, rankOf(key[j], flip), base + chunk + p) : kSlots - 1;  // pads last
         }
-        warpRank<4>(dest, rank, mine);  // input order within a destination: the sort stays stable
+        warpRank<4>(dest, rank, mine);  // input order within a destination (keys alone too): the sort stays stable
         __syncthreads();
         chunkOffsets<Tuning::nt>(warpCounts, kSlots, totals, starts, scratch);
         DEVICE_UNROLL
@@ -247,6 +239,8 @@ struct Gpus {
     int count = 0;
     std::vector<ncclComm_t> comms;
     std::vector<cudaStream_t> streams;
+    Gpus(const Gpus&) = delete;  // one owner: the destructor frees the communicators
+    Gpus& operator=(const Gpus&) = delete;
     explicit Gpus(int gpus) : count(gpus), comms(gpus), streams(gpus) {
         std::vector<int> devices(gpus);
         for (int g = 0; g < gpus; ++g) devices[g] = g;
@@ -304,7 +298,7 @@ void setUp(Cluster<Key>& c, const Gpus& gpus, size_t n, bool pairs, bool descend
         c.parts[g]->device = g, c.parts[g]->comm = gpus.comms[g], c.parts[g]->stream = gpus.streams[g];
     }
     CUDA_CHECK(cudaSetDevice(0));
-    c.config.cap = largestTier(queryDevice(), pairs);
+    c.config.cap = largestTier(queryDevice(), pairs);  // one host's GPUs: device 0 speaks for all
     const size_t tiles = ceilDiv(n, Tuning::tileKeys);
     c.onEachGpu([&](int g, Part<Key>& p) {
         p.n = n, p.base = static_cast<uint64_t>(g) * n;
@@ -324,6 +318,16 @@ void setUp(Cluster<Key>& c, const Gpus& gpus, size_t n, bool pairs, bool descend
     c.synchronize();
 }
 
+// Before a checked sort: every buffer the sort writes (the bucketed keys,
+// what arrives, the output) holds the poison, so a write left out shows.
+template <class Key>
+void poisonAll(Cluster<Key>& c) {
+    c.onEachGpu([](int, Part<Key>& p) {
+        p.sendKeys.poison(), p.sendValues.poison(), p.local.d.in.poison(), p.local.d.vin.poison();
+        p.local.poison();
+    });
+}
+
 // Grows GPU g's receive side (and sample_sort's scratch) to hold m keys.
 template <class Key>
 void reserveReceive(Cluster<Key>& c, Part<Key>& p, size_t m) {
@@ -331,7 +335,7 @@ void reserveReceive(Cluster<Key>& c, Part<Key>& p, size_t m) {
     SortBuffers<Key>& d = p.local.d;
     d.in.allocate(m), d.out.allocate(m);
     if (c.pairs) d.vin.allocate(m), d.vout.allocate(m);
-    d.n = m;
+    d.n = m;  // reserve sizes sample_sort's key buffers by d.n; each sort then sets its own count
     p.local.reserve(ScratchSizes(m, c.config));  // sized for m: enough for any count up to m
     p.capacity = m;
 }
@@ -437,6 +441,7 @@ std::array<double, kPhases> sortAcross(Cluster<Key>& c) {
 template <class Key>
 double allToAllMs(Cluster<Key>& c, const TimingPlan& plan) {
     const size_t per = c.parts[0]->n / c.gpus;
+    c.onEachGpu([&](int, Part<Key>& p) { reserveReceive(c, p, per * c.gpus); });  // a GPU may have received less
     std::vector<double> times;
     for (int r = -plan.warmups; r < plan.repeats; ++r) {
         const auto t0 = Clock::now();
@@ -489,6 +494,11 @@ bool partsMatch(const std::string& what, const std::vector<Key>& input, const st
     };
     size_t total = 0;
     for (const auto& k : keys) total += k.size();
+    for (size_t g = 0; pairs && g < keys.size(); ++g)
+        if (values[g].size() != keys[g].size()) {
+            say("%s: GPU %zu holds %zu keys but %zu values\n", what.c_str(), g, keys[g].size(), values[g].size());
+            return false;
+        }
     if (total != input.size()) {
         say("%s: the GPUs hold %zu keys, the input has %zu\n", what.c_str(), total, input.size());
         return false;
@@ -497,8 +507,8 @@ bool partsMatch(const std::string& what, const std::vector<Key>& input, const st
     Fingerprint in, out;
     bool havePrevious = false;
     uint32_t previous = 0, previousValue = 0;
-    for (size_t g = 0, at = 0; g < keys.size(); ++g)
-        for (size_t i = 0; i < keys[g].size(); ++i, ++at) {
+    for (size_t g = 0; g < keys.size(); ++g)
+        for (size_t i = 0; i < keys[g].size(); ++i) {
             const uint32_t r = rankOf(keys[g][i], flip);
             auto where = [&] { return what + ": GPU " + std::to_string(g) + " position " + std::to_string(i); };  // on a failure only
             if (havePrevious && r < previous) {
@@ -574,12 +584,12 @@ int runSelftest() {
     // destinationOf against a plain count of the splitters <= (rank, index), with ties everywhere.
     for (int gpus = 1; gpus <= kMaxGpus; ++gpus) {
         std::vector<Sample> sample(64);
-        for (auto& x : sample) x = {static_cast<uint32_t>(rng.next() % 4), 0, rng.next() % 100};
+        for (auto& x : sample) x = {0xFFFFFFFCu + static_cast<uint32_t>(rng.next() % 4), 0, rng.next() % 100};  // pads' rank too
         std::sort(sample.begin(), sample.end(), SampleLess());
         Splitters s;
         chooseSplitters(sample.data(), sample.size(), gpus, s);
         bool ok = true;
-        for (uint32_t r = 0; r < 5; ++r)
+        for (uint32_t r = 0xFFFFFFFBu; r != 0; ++r)  // 0xFFFFFFFB..0xFFFFFFFF
             for (uint64_t index = 0; index < 101; ++index) {
                 unsigned want = 0;
                 for (int j = 0; j < gpus - 1; ++j)
@@ -683,7 +693,7 @@ int runShape(const Options& o, const Run& run, const Gpus& gpus, SortShape shape
     Cluster<Key> c;
     setUp(c, gpus, n, o.pairs, o.descending, input);
     sortAcross(c);  // sizes the receive side; then a poisoned, checked sort
-    c.onEachGpu([&](int, Part<Key>& p) { p.local.poison(); });
+    poisonAll(c);
     sortAcross(c);
     if (!clusterMatches(label, c, input, o.descending)) return kExitCheckFailed;
     size_t largest = 0;
@@ -707,8 +717,9 @@ int runShape(const Options& o, const Run& run, const Gpus& gpus, SortShape shape
         return v[v.size() / 2];
     };
     const double keyBytes = sizeof(Key) + (o.pairs ? 4.0 : 0.0), exchangeBytes = double(total) * keyBytes;
-    const double phaseBytes[kPhases] = {0, 0, double(total) * (2 * sizeof(Key) + keyBytes * 2 - sizeof(Key)), exchangeBytes,
-                                        double(total) * keyBytes * 2};  // bucket: keys read twice, keys (+ values) written
+    // bucket: keys read twice (histogram, scatter), keys (+ values) read once more and written; local sort: one pass
+    const double phaseBytes[kPhases] = {0, 0, double(total) * (sizeof(Key) + 2 * keyBytes), exchangeBytes,
+                                        double(total) * keyBytes * 2};
     Table table("sample sort across " + std::to_string(o.gpus) + " GPU" + (o.gpus > 1 ? "s" : "") + ", " + label +
                     " (host clock: a phase ends when every GPU has finished it)",
                 {{"phase", 12, true}, {"time (ms)", 9}, {"GB/s", 7}, {"share", 6}}, &csv);
@@ -739,20 +750,22 @@ int runLessonAs(const Options& o, const Run& run) {
     return kExitPass;
 }
 
+constexpr size_t kVerifyLargest = 1000003;  // keys per GPU
+
 // Every distribution (the adversarial ones too), key type and order, keys
 // and pairs, at sizes per GPU from 0 up, each checked on poisoned outputs.
 template <class Key>
 int runVerifyAs(const Gpus& gpus, int& failed) {
     int cases = 0;
     for (const auto& shape : sortShapeNames())
-        for (size_t n : {size_t{0}, size_t{1}, size_t{3}, size_t{1000}, size_t{65537}, size_t{1000003}})
+        for (size_t n : {size_t{0}, size_t{1}, size_t{3}, size_t{1000}, size_t{65537}, kVerifyLargest})
             for (int mode = 0; mode < 4; ++mode) {
                 const bool pairs = mode & 1, descending = mode & 2;
                 const auto input = makeSortInput<Key>(shape.shape, n * gpus.count);
                 Cluster<Key> c;
                 setUp(c, gpus, n, pairs, descending, input);
                 sortAcross(c);
-                c.onEachGpu([&](int, Part<Key>& p) { p.local.poison(); });
+                poisonAll(c);
                 sortAcross(c);
                 const bool ok = clusterMatches(sortCaseLabel<Key>(shape.name, n * gpus.count, descending, pairs), c, input, descending);
                 failed += !ok, ++cases;
@@ -771,7 +784,7 @@ int runVerify(const Options& o) {
 }
 
 // How many GPUs: --gpus, else every visible one (at most kMaxGpus).
-inline void chooseGpus(Options& o, bool given) {
+inline void chooseGpus(Options& o, bool given, size_t n) {
     int count = 0;
     CUDA_CHECK(cudaGetDeviceCount(&count));
     if (!given) o.gpus = std::min(count, kMaxGpus);
@@ -785,8 +798,8 @@ inline void chooseGpus(Options& o, bool given) {
                 version % 100);
     // A GPU's keys (+ values) and their bucketed copy, then what it receives
     // (room for 1/8 over the mean) with sample_sort's buffers and scratch.
-    const size_t m = o.n + o.n / 8, perKey = 2 * (sizeof(uint32_t) + (o.pairs ? 4 : 0));
-    const size_t need = o.n * perKey + sortBytesNeeded<uint32_t>(m, o.pairs, ScratchSizes(m, {8, 512}).bytes(m, o.pairs));
+    const size_t m = n + n / 8, perKey = 2 * (sizeof(uint32_t) + (o.pairs ? 4 : 0));
+    const size_t need = n * perKey + sortBytesNeeded<uint32_t>(m, o.pairs, ScratchSizes(m, {8, 512}).bytes(m, o.pairs));
     for (int g = 0; g < o.gpus; ++g) {
         CUDA_CHECK(cudaSetDevice(g));
         requireDeviceMemory(need, "sample_sort_gpus (a GPU's keys, their buckets, what it receives, sample_sort's scratch)");
@@ -825,9 +838,9 @@ int main(int argc, char** argv) {
             if (o.pairs && !sortValuesFit(o.n * o.gpus)) args.fail("--pairs needs --n x --gpus below 2^32 - 1 (the values are 32-bit global indices)");
         },
         across::runSelftest,
-        [&](const Run&) { chooseGpus(o, gpusGiven); return across::runVerify(o); },
+        [&](const Run&) { chooseGpus(o, gpusGiven, kVerifyLargest); return across::runVerify(o); },
         [&](const Run& run) {
-            chooseGpus(o, gpusGiven);
+            chooseGpus(o, gpusGiven, o.n);
             if (o.pairs && !sortValuesFit(o.n * o.gpus)) {
                 std::fprintf(stderr, "sample_sort_gpus: --pairs needs --n x GPUs below 2^32 - 1 (the values are 32-bit global indices)\n");
                 return kExitBadArgument;

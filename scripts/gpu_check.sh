@@ -5,8 +5,9 @@
 # 2. every CTest test (on a GPU nothing is skipped)
 # 3. every lesson's full run: the transcript of its README, plus its CSV
 # 4. compute-sanitizer memcheck, racecheck and synccheck on every lesson at small sizes
-# 5. with --large: inputs past 2^28 and 2^31 elements, checks only, in two
-#    groups that run side by side (about 90 GB of device memory each; minutes)
+# 5. with --large: inputs past 2^28 and 2^31 elements, checks only, in three
+#    groups one after another, a group's runs side by side (about 90 GB of
+#    device memory a group at most; minutes)
 # Logs go to $LOG_DIR (default build-gpu/logs); a summary table is printed
 # last, and the exit code is 1 if any step failed.
 set -uo pipefail
@@ -97,6 +98,9 @@ if [ $large -eq 1 ]; then
   large merge_sort_past_2e31 "$BUILD/merge_sort" --verify --n 2147483659 --key uint32
   # 2^31 + 11 keys through the sample sort (checks only).
   large sample_sort_past_2e31 "$BUILD/sample_sort" --n 2147483659 --no-timing
+  finish_large
+  # 2^31 + 11 keys on each GPU through the sort across GPUs (checks only; about 50 GB a GPU).
+  large sample_sort_gpus_past_2e31 "$BUILD/sample_sort_gpus" --n 2147483659 --no-timing
   finish_large
 fi
 

@@ -717,7 +717,7 @@ int runShape(const Options& o, const Run& run, const Gpus& gpus, SortShape shape
         return v[v.size() / 2];
     };
     const double keyBytes = sizeof(Key) + (o.pairs ? 4.0 : 0.0), exchangeBytes = double(total) * keyBytes;
-    // bucket: keys read twice (histogram, scatter), keys (+ values) read once more and written; local sort: one pass
+    // bucket: the histogram reads the keys, the scatter reads keys (+ values) and writes them; local sort: one pass
     const double phaseBytes[kPhases] = {0, 0, double(total) * (sizeof(Key) + 2 * keyBytes), exchangeBytes,
                                         double(total) * keyBytes * 2};
     Table table("sample sort across " + std::to_string(o.gpus) + " GPU" + (o.gpus > 1 ? "s" : "") + ", " + label +

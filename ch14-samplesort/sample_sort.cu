@@ -1469,27 +1469,36 @@ int runLesson(const Options& o, const Run& run) {
     return runLessonAs<uint32_t>(o, run);
 }
 
+// The options both programs of this lesson take beside their own --n (and
+// sample_sort_gpus' --gpus), and their reading.
+inline std::vector<OptionSpec> sortOptions(const std::string& n, const char* valuesAre, const char* distAll) {
+    std::string dists;
+    for (const auto& d : sortShapeWords()) dists += (dists.empty() ? "" : ", ") + d;
+    return {{"--n", "N", n}, {"--key", "TYPE", "uint32 (default), int32, float"},
+            {"--pairs", "", std::string("sort uint32 values (") + valuesAre + ") with the keys; checked as stable"},
+            {"--descending", "", "sort largest first"}, {"--input", "DIST", "one distribution (default uniform): " + dists},
+            {"--dist", "all", distAll}};
+}
+inline void readSortOptions(const Args& args, const Run& run, Options& o) {
+    o.n = args.count("--n", run.quick ? size_t{1} << 22 : size_t{1} << 28);
+    o.key = args.choice("--key", "uint32", {"uint32", "int32", "float"});
+    o.input = args.choice("--input", "uniform", sortShapeWords());
+    o.all = args.choice("--dist", "one", {"one", "all"}) == "all";
+    o.pairs = args.has("--pairs");
+    o.descending = args.has("--descending");
+}
+
 // ===================================================================== main
 // (sample_sort_gpus.cu includes this file for its pieces and its sort, and
 // has a main of its own.)
 #ifndef SAMPLE_SORT_NO_MAIN
 int main(int argc, char** argv) {
     Options o;
-    const std::vector<std::string> dists = sortShapeWords();
     return lessonEntry(argc, argv, {"sample_sort", "Chapter 14.3: sample sort -- splitters, buckets, every bucket sorted on its own.",
-        {{"--n", "N", "keys to sort (default 2^28; --quick 2^22)"}, {"--key", "TYPE", "uint32 (default), int32, float"},
-         {"--pairs", "", "sort uint32 values (each key's original index) with the keys; checked as stable"},
-         {"--descending", "", "sort largest first"}, {"--input", "DIST", "one distribution (default uniform): " + [&] {
-             std::string s; for (const auto& d : dists) s += (s.empty() ? "" : ", ") + d; return s; }()},
-         {"--dist", "all", "every distribution of the table, then a summary"}},
+        sortOptions("keys to sort (default 2^28; --quick 2^22)", "each key's original index", "every distribution of the table, then a summary"),
         {"sampleSort"},
         [&](const Args& args, const Run& run) {
-            o.n = args.count("--n", run.quick ? size_t{1} << 22 : size_t{1} << 28);
-            o.key = args.choice("--key", "uint32", {"uint32", "int32", "float"});
-            o.input = args.choice("--input", "uniform", dists);
-            o.all = args.choice("--dist", "one", {"one", "all"}) == "all";
-            o.pairs = args.has("--pairs");
-            o.descending = args.has("--descending");
+            readSortOptions(args, run, o);
             if (o.n > (size_t{1} << 40)) args.fail("--n must be at most 2^40");  // keeps the memory estimate from wrapping
             if (o.pairs && !sortValuesFit(o.n)) args.fail("--pairs needs --n below 2^32 - 1 (the values are 32-bit indices)");
         },

@@ -653,11 +653,8 @@ int runSelftest() {
 
 // =============================================================== the lesson
 
-struct Options {
+struct Options : ::Options {  // sample_sort's, n being keys per GPU, and the GPUs
     int gpus = 0;
-    size_t n = 0;
-    std::string key = "uint32", input = "uniform";
-    bool all = false, pairs = false, descending = false;
 };
 
 template <class Key>
@@ -815,26 +812,18 @@ int main(int argc, char** argv) {
     setenv("NCCL_NVLS_ENABLE", "0", 0);  // NVLink multicast off unless the environment says otherwise
     across::Options o;
     bool gpusGiven = false;
-    const std::vector<std::string> dists = sortShapeWords();
+    std::vector<OptionSpec> options = sortOptions("keys per GPU (default 2^28; --quick 2^22)", "each key's global index",
+                                                  "every distribution of the table");
+    options.insert(options.begin(), {"--gpus", "N", "GPUs to use (default: every visible one, at most 8)"});
     return lessonEntry(argc, argv, {"sample_sort_gpus", "Chapter 14.3 across GPUs: a sample sort over NCCL, one exchange.",
-        {{"--gpus", "N", "GPUs to use (default: every visible one, at most 8)"},
-         {"--n", "N", "keys per GPU (default 2^28; --quick 2^22)"}, {"--key", "TYPE", "uint32 (default), int32, float"},
-         {"--pairs", "", "sort uint32 values (each key's global index) with the keys; checked as stable"},
-         {"--descending", "", "sort largest first"}, {"--input", "DIST", "one distribution (default uniform): " + [&] {
-             std::string s; for (const auto& d : dists) s += (s.empty() ? "" : ", ") + d; return s; }()},
-         {"--dist", "all", "every distribution of the table"}},
-        {"sampleSortGpus"},
+        options, {"sampleSortGpus"},
         [&](const Args& args, const Run& run) {
             gpusGiven = args.has("--gpus");
             o.gpus = static_cast<int>(args.count("--gpus", 1, 1));
             if (o.gpus > kMaxGpus) args.fail("--gpus must be at most 8 (one host's GPUs)");
-            o.n = args.count("--n", run.quick ? size_t{1} << 22 : size_t{1} << 28);
-            o.key = args.choice("--key", "uint32", {"uint32", "int32", "float"});
-            o.input = args.choice("--input", "uniform", dists);
-            o.all = args.choice("--dist", "one", {"one", "all"}) == "all";
-            o.pairs = args.has("--pairs");
-            o.descending = args.has("--descending");
+            readSortOptions(args, run, o);
             if (o.n > (size_t{1} << 34)) args.fail("--n must be at most 2^34");
+            // Checked again once the GPUs are counted (without --gpus, every visible one).
             if (o.pairs && !sortValuesFit(o.n * o.gpus)) args.fail("--pairs needs --n x --gpus below 2^32 - 1 (the values are 32-bit global indices)");
         },
         across::runSelftest,

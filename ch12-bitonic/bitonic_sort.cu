@@ -23,6 +23,7 @@
 #include "../common/inputs.hpp"
 #include "../common/selftest.hpp"
 #include "../common/sort_buffers.cuh"
+#include "../common/sort_options.hpp"
 #include "../common/variants.hpp"
 
 #include <algorithm>
@@ -330,18 +331,9 @@ __host__ __device__ inline uint4 xorPermute(uint4 v, unsigned x) {
 }
 // The rank map on 4 keys read as raw 32-bit words, and back.
 template <class Key>
-__host__ __device__ inline uint32_t rankOfWord(uint32_t word, uint32_t flip) {
-    Key key;
-    memcpy(&key, &word, sizeof key);
-    return rankOf(key, flip);
-}
+__host__ __device__ inline uint32_t rankOfWord(uint32_t word, uint32_t flip) { return rankOf(fromWord<Key>(word), flip); }
 template <class Key>
-__host__ __device__ inline uint32_t wordOfRank(uint32_t rank, uint32_t flip) {
-    const Key key = keyOfRank<Key>(rank, flip);
-    uint32_t word;
-    memcpy(&word, &key, sizeof word);
-    return word;
-}
+__host__ __device__ inline uint32_t wordOfRank(uint32_t rank, uint32_t flip) { return wordOf(keyOfRank<Key>(rank, flip)); }
 template <class Key>
 __host__ __device__ inline uint4 ranksOfWords(uint4 w, uint32_t flip) {
     return make_uint4(rankOfWord<Key>(w.x, flip), rankOfWord<Key>(w.y, flip), rankOfWord<Key>(w.z, flip), rankOfWord<Key>(w.w, flip));
@@ -790,10 +782,9 @@ bool checkSeedSteps(bool descending) {
     return ok;
 }
 
-struct Options { size_t n = 0; std::string key; bool descending = false, pairs = false, nGiven = false; };  // main reads them
 // --verify for one key type: the seed steps, every row on the adversarial set and sizes around the tile.
 template <class Key>
-bool verifyKeyType(const Options& o, const Run& run) {
+bool verifyKeyType(const SortOptions& o, const Run& run) {
     bool ok = checkSeedSteps<Key>(false);
     ok = checkSeedSteps<Key>(true) && ok;
     std::vector<SortCase> cases = adversarialSortCases();
@@ -819,7 +810,7 @@ bool verifyKeyType(const Options& o, const Run& run) {
                 !o.nGiven ? "both directions" : o.descending ? "descending" : "ascending", ok ? "all exact" : "FAILED");
     return ok;
 }
-inline int runVerify(const Options& o, const Run& run) {
+inline int runVerify(const SortOptions& o, const Run& run) {
     bool ok = true;
     if (!o.nGiven || o.key == "uint32") ok = verifyKeyType<uint32_t>(o, run) && ok;
     if (!o.nGiven || o.key == "int32") ok = verifyKeyType<int32_t>(o, run) && ok;
@@ -830,7 +821,7 @@ inline int runVerify(const Options& o, const Run& run) {
 
 // The lesson: the seed's examples and checks, every row and both CUB sorts checked, then (if all passed) the table.
 template <class Key>
-int runLesson(const Options& o, const Run& run) {
+int runLesson(const SortOptions& o, const Run& run) {
     const size_t n = o.n;
     requireDeviceMemory(sortBytesNeeded<Key>(n, o.pairs, 2 * n * (sizeof(Key) + (o.pairs ? 4 : 0)) + (size_t{64} << 20)),
                         "the sort's buffers and CUB's scratch");
@@ -971,20 +962,16 @@ int runSelftest() {
 
 // ================================================================================== main ==
 int main(int argc, char** argv) {
-    Options o;
+    SortOptions o;
     auto read = [&](const Args& args, const Run& run) {
-        o = {args.count("--n", run.quick ? size_t{1} << 20 : size_t{1} << 24), args.choice("--key", "uint32", {"uint32", "int32", "float"}),
-             args.has("--descending"), args.has("--pairs"), args.has("--n")};
-        if (o.n > (size_t{1} << 40)) args.fail("--n must be at most 2^40");  // keeps the memory estimate from overflowing
-        if ((o.pairs || args.has("--verify")) && !sortValuesFit(o.n))     // --verify sorts key-value too
-            args.fail("--pairs and --verify carry 32-bit indices, so --n must be below 2^32 - 1, got " + std::to_string(o.n));
+        readSortOptions(args, run, o, size_t{1} << 24, size_t{1} << 20);
+        if (args.has("--verify") && !sortValuesFit(o.n))  // --verify sorts key-value too
+            args.fail("--verify carries 32-bit indices, so --n must be below 2^32 - 1, got " + std::to_string(o.n));
     };
-    auto run = [&](const Run& r) { return o.key == "int32"   ? runLesson<int32_t>(o, r)
-                                          : o.key == "float" ? runLesson<float>(o, r) : runLesson<uint32_t>(o, r); };
     return lessonEntry(argc, argv, {"bitonic_sort", "Chapter 12: bitonic sort, from one compare-exchange to a multi-block sort of any size",
-                                    {{"--n", "N", "number of keys, e.g. 1000003 or 2^24 (default 2^24; --quick 2^20)"},
-                                     {"--key", "TYPE", "uint32, int32 or float (default uint32)"}, {"--descending", "", "sort largest first"},
-                                     {"--pairs", "", "key-value: the value is the original index, checked as a permutation"}},
+                                    sortOptions("number of keys, e.g. 1000003 or 2^24 (default 2^24; --quick 2^20)",
+                                                "key-value: the value is the original index, checked as a permutation", nullptr),
                                     {"seed", "any-n", "tiles", "fused-shared"}, read, runSelftest,
-                                    [&](const Run& r) { return runVerify(o, r); }, run});
+                                    [&](const Run& r) { return runVerify(o, r); },
+                                    [&](const Run& r) { return onKeyType(o.key, [&](auto key) { return runLesson<decltype(key)>(o, r); }); }});
 }

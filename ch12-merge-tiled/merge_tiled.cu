@@ -321,13 +321,9 @@ template <int kVec> struct SpanChunks {
     __host__ __device__ bool full(int c) const { return first(c) >= 0 && first(c) + kVec <= count; }
 };
 
-// 4-byte keys and values move as raw bits, four to a uint4. The global loads use __ldg (ld.global.nc, the read-only
-// path the kernels were measured with); common's load16 is a plain load, for shared memory. On the host: copies.
-template <class T> __host__ __device__ uint32_t to_bits(T x) {
-    static_assert(sizeof(T) == 4, "the vector paths move 4-byte keys and values");
-    uint32_t u; memcpy(&u, &x, 4); return u;
-}
-template <class T> __host__ __device__ T from_bits(uint32_t u) { T x; memcpy(&x, &u, 4); return x; }
+// 4-byte keys and values move as raw words (common's wordOf, fromWord), four to a uint4. The global loads use __ldg
+// (ld.global.nc, the read-only path the kernels were measured with); common's load16 is a plain load, for shared
+// memory. On the host: copies.
 
 // The sentinel: the largest key (+inf for floats), which thread 0 puts just after b's span with the tile's loads. A b
 // that has run out offers it, and it never beats an a key (ties go to a), so serial_merge_full tests only a's bound
@@ -335,7 +331,7 @@ template <class T> __host__ __device__ T from_bits(uint32_t u) { T x; memcpy(&x,
 template <class Key> __host__ __device__ void put_sentinel(int tid, Key* slot) {
     static_assert(std::is_same<Key, float>::value || std::is_same<Key, uint32_t>::value,
                   "the sentinel is the largest float or uint32 (for int32 it would be -1)");
-    if (tid == 0) *slot = from_bits<Key>(std::is_same<Key, float>::value ? 0x7F800000u : 0xFFFFFFFFu);
+    if (tid == 0) *slot = fromWord<Key>(std::is_same<Key, float>::value ? 0x7F800000u : 0xFFFFFFFFu);
 }
 
 // serial_merge for a thread whose vt outputs all lie in the tile (every busy thread but the last): no clamps, no test
@@ -372,7 +368,7 @@ template <class T> __host__ __device__ T load_one(const T* p) {
 #endif
 }
 template <class T> __host__ __device__ uint4 chunk_of(const T* x) {  // four registers (or words) as one uint4
-    return make_uint4(to_bits(x[0]), to_bits(x[1]), to_bits(x[2]), to_bits(x[3]));
+    return make_uint4(wordOf(x[0]), wordOf(x[1]), wordOf(x[2]), wordOf(x[3]));
 }
 template <class T> __host__ __device__ const T* align_down_16(const T* p) {
     return reinterpret_cast<const T*>(reinterpret_cast<uintptr_t>(p) & ~uintptr_t{15});
@@ -405,7 +401,7 @@ __host__ __device__ void load_two_spans(int tid, const T* a, int aCount, const T
             DEVICE_UNROLL
             for (int e = 0; e < kVec; ++e) {
                 const int x = s.first(cc) + e;
-                if (x >= 0 && x < s.count) w[e] = to_bits(load_one(chunk + e));
+                if (x >= 0 && x < s.count) w[e] = wordOf(load_one(chunk + e));
             }
             staged[r] = make_uint4(w[0], w[1], w[2], w[3]);
         }
@@ -421,7 +417,7 @@ __host__ __device__ void load_two_spans(int tid, const T* a, int aCount, const T
         DEVICE_UNROLL
         for (int e = 0; e < kVec; ++e) {
             const int x = first + e;
-            if (x >= 0 && x < s.count) shared[padded(offset + x)] = from_bits<T>(w[e]);
+            if (x >= 0 && x < s.count) shared[padded(offset + x)] = fromWord<T>(w[e]);
         }
     }
 }
@@ -466,8 +462,8 @@ __host__ __device__ void store_tile(int tid, int count, T* dst, Chunk chunk, Ele
 }
 template <int NT, int NV, class T> __host__ __device__ void tile_store(int tid, const T* shared, int count, T* dst) {
     store_tile<NT, NV>(tid, count, dst, [&](int x) {  // a pad word may fall in a 16-byte chunk: four reads
-        return make_uint4(to_bits(shared[padded(x)]), to_bits(shared[padded(x + 1)]), to_bits(shared[padded(x + 2)]),
-                          to_bits(shared[padded(x + 3)]));
+        return make_uint4(wordOf(shared[padded(x)]), wordOf(shared[padded(x + 1)]), wordOf(shared[padded(x + 2)]),
+                          wordOf(shared[padded(x + 3)]));
     }, [&](int x) { return shared[padded(x)]; });
 }
 
@@ -773,7 +769,6 @@ std::vector<Row<Key, Value>> variantTable(const std::vector<SeedKnobs>& seed, si
     addPath<PathTuning<256, 16, S::Pipelined>, Key, Value>(rows, total);  // the key-value rows that fit a T4 (keys)
     addPath<PathTuning<128, 32, S::Pipelined>, Key, Value>(rows, total);
     addPath<PathTuning<256, 24, S::Pipelined>, Key, Value>(rows, total);  // the best key-value rows
-    addPath<PathTuning<256, 32, S::Pipelined>, Key, Value>(rows, total);
     return rows;
 }
 

@@ -29,6 +29,7 @@
 #include "../common/inputs.hpp"
 #include "../common/selftest.hpp"
 #include "../common/sort_buffers.cuh"
+#include "../common/sort_options.hpp"
 #include "../common/variants.hpp"
 
 #include <climits>
@@ -440,12 +441,7 @@ __host__ __device__ inline void storeTile(int tid, int count, const uint32_t* sK
         const int x = i * kNt + tid;
         if (x < count) {
             const uint32_t r = sKeys[x];
-            if (kToKey) {
-                const typename Ord::key_type key = Ord::key(r);
-                memcpy(&keysOut[base + x], &key, 4);
-            } else {
-                keysOut[base + x] = r;
-            }
+            keysOut[base + x] = kToKey ? wordOf(Ord::key(r)) : r;
             if (kPairs) valsOut[base + x] = sVals[x];
         }
     }
@@ -479,9 +475,7 @@ blockSortKernel(const uint32_t* keysIn, const uint32_t* valsIn, uint32_t* keysOu
         uint32_t r = 0xFFFFFFFFu;
         if (x < count) {
             const uint32_t word = keysIn[tileStart + x];
-            typename Ord::key_type key;
-            memcpy(&key, &word, 4);
-            r = kFromKey ? Ord::rank(key) : word;
+            r = kFromKey ? Ord::rank(fromWord<typename Ord::key_type>(word)) : word;
         }
         sKeys[x] = r;
         if (kPairs) sVals[x] = x < count ? valsIn[tileStart + x] : 0u;
@@ -1217,12 +1211,6 @@ int runSelftest() {
 
 // =============================================================== the lesson
 
-struct Options {
-    size_t n = 0;
-    std::string key, input;
-    bool all = false, pairs = false, descending = false, nGiven = false;
-};
-
 // The reference every row is checked against: the host's stable sort (an
 // LSD radix sort, a few seconds at 2^28 keys), or past 2^31 keys (where it
 // needs tens of GB of host memory) CUB's stable merge sort on the GPU, whose
@@ -1268,7 +1256,7 @@ bool checkInput(const std::vector<Key>& input, Sorting<Key>& s, const std::vecto
 }
 
 template <class Key>
-int verifyAs(const Options& o, const Run& run) {
+int verifyAs(const SortOptions& o, const Run& run) {
     std::vector<SortCase> cases = adversarialSortCases();
     for (size_t n : {size_t{TuneFallback::tile} - 1, size_t{TuneFallback::tile} + 1, size_t{TunePairsLarge::tile} + 1,
                      size_t{TuneKeysWide::tile} - 1, size_t{TuneKeysWide::tile}, 3 * size_t{TuneKeysWide::tile} + 5})
@@ -1293,7 +1281,7 @@ int verifyAs(const Options& o, const Run& run) {
     return failed;
 }
 
-int runVerify(const Options& o, const Run& run) {
+int runVerify(const SortOptions& o, const Run& run) {
     int failed = 0;
     if (!o.nGiven || o.key == "uint32") failed += verifyAs<uint32_t>(o, run);
     if (!o.nGiven || o.key == "int32") failed += verifyAs<int32_t>(o, run);
@@ -1371,7 +1359,7 @@ struct Summary {
 };
 
 template <class Key>
-int runShape(const Options& o, const Run& run, SortShape shape, CsvFile& csv, std::vector<Summary>& summary) {
+int runShape(const SortOptions& o, const Run& run, SortShape shape, CsvFile& csv, std::vector<Summary>& summary) {
     const std::vector<Key> input = makeSortInput<Key>(shape, o.n);
     Sorting<Key> s(input, o.pairs, o.descending);
     const std::string label = sortCaseLabel<Key>(sortShapeName(shape), o.n, o.descending, o.pairs);
@@ -1395,7 +1383,7 @@ int runShape(const Options& o, const Run& run, SortShape shape, CsvFile& csv, st
 }
 
 template <class Key>
-int runLessonAs(const Options& o, const Run& run) {
+int runLessonAs(const SortOptions& o, const Run& run) {
     requireDeviceMemory(sortingBytes<Key>(o.n, o.pairs), "merge_sort (keys, values, scratch and CUB's)");
     CsvFile csv;
     csv.open(run.csvPath, "merge_sort");
@@ -1413,32 +1401,16 @@ int runLessonAs(const Options& o, const Run& run) {
     return kExitPass;
 }
 
-int runLesson(const Options& o, const Run& run) {
-    if (o.key == "int32") return runLessonAs<int32_t>(o, run);
-    if (o.key == "float") return runLessonAs<float>(o, run);
-    return runLessonAs<uint32_t>(o, run);
-}
-
 // ===================================================================== main
 
 int main(int argc, char** argv) {
-    Options o;
+    SortOptions o;
     return lessonEntry(argc, argv, {"merge_sort", "Chapter 14.1-14.2: merge sort -- co-rank merges, bottom-up passes, a sort beside CUB's.",
-        {{"--n", "N", "keys to sort (default 2^28; --quick 2^22)"}, {"--key", "TYPE", "uint32 (default), int32, float"},
-         {"--pairs", "", "sort uint32 values (each key's original index) with the keys, checked as stable"},
-         {"--descending", "", "sort largest first"}, {"--input", "SHAPE", "one distribution (default uniform)"},
-         {"--dist", "all", "a table per distribution of DESIGN.md, then a summary"}},
+        sortOptions("keys to sort (default 2^28; --quick 2^22)",
+                    "sort uint32 values (each key's original index) with the keys; checked as stable",
+                    "a table per distribution of DESIGN.md, then a summary"),
         {"seed", "blocksort"},
-        [&](const Args& args, const Run& run) {
-            o.nGiven = args.has("--n");
-            o.n = args.count("--n", run.quick ? size_t{1} << 22 : size_t{1} << 28);
-            o.key = args.choice("--key", "uint32", {"uint32", "int32", "float"});
-            o.input = args.choice("--input", "uniform", sortShapeWords());
-            o.all = args.choice("--dist", "one", {"one", "all"}) == "all";
-            o.pairs = args.has("--pairs");
-            o.descending = args.has("--descending");
-            if (o.n > (size_t{1} << 40)) args.fail("--n must be at most 2^40");  // keeps the memory estimate from wrapping
-            if (o.pairs && !sortValuesFit(o.n)) args.fail("--pairs needs --n below 2^32 - 1 (the values are 32-bit indices)");
-        },
-        runSelftest, [&](const Run& run) { return runVerify(o, run); }, [&](const Run& run) { return runLesson(o, run); }});
+        [&](const Args& args, const Run& run) { readSortOptions(args, run, o, size_t{1} << 28, size_t{1} << 22); },
+        runSelftest, [&](const Run& run) { return runVerify(o, run); },
+        [&](const Run& run) { return onKeyType(o.key, [&](auto key) { return runLessonAs<decltype(key)>(o, run); }); }});
 }

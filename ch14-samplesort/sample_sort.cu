@@ -28,6 +28,7 @@
 #include "../common/inputs.hpp"
 #include "../common/selftest.hpp"
 #include "../common/sort_buffers.cuh"
+#include "../common/sort_options.hpp"
 #include "../common/variants.hpp"
 
 #include <cmath>
@@ -1315,12 +1316,6 @@ int runSelftest() {
 
 // =============================================================== the lesson
 
-struct Options {
-    size_t n = 0;
-    std::string key = "uint32", input = "uniform";
-    bool all = false, pairs = false, descending = false;
-};
-
 // Checks one row against the reference with its rule; prints the first difference.
 template <class Key>
 bool checkRow(const Row<Key>& row, Problem<Key>& p, const std::vector<Key>& input, const SortReference<Key>& want,
@@ -1401,7 +1396,7 @@ struct Summary {
 };
 
 template <class Key>
-int runDistribution(const Options& o, const Run& run, SortShape dist, const char* name, CsvFile& csv, std::vector<Summary>& out) {
+int runDistribution(const SortOptions& o, const Run& run, SortShape dist, const char* name, CsvFile& csv, std::vector<Summary>& out) {
     const size_t n = o.n;
     const auto input = makeSortInput<Key>(dist, n);
     const auto want = referenceSort(input, o.descending);
@@ -1439,7 +1434,7 @@ int runDistribution(const Options& o, const Run& run, SortShape dist, const char
 }
 
 template <class Key>
-int runLessonAs(const Options& o, const Run& run) {
+int runLessonAs(const SortOptions& o, const Run& run) {
     CsvFile csv;
     csv.open(run.csvPath, "sample_sort");
     const ScratchSizes s = scratchFor(o.n, run, o.pairs);
@@ -1462,30 +1457,9 @@ int runLessonAs(const Options& o, const Run& run) {
     return kExitPass;
 }
 
-int runLesson(const Options& o, const Run& run) {
+int runLesson(const SortOptions& o, const Run& run) {
     if (!runPartA()) return kExitCheckFailed;
-    if (o.key == "int32") return runLessonAs<int32_t>(o, run);
-    if (o.key == "float") return runLessonAs<float>(o, run);
-    return runLessonAs<uint32_t>(o, run);
-}
-
-// The options both programs of this lesson take beside their own --n (and
-// sample_sort_gpus' --gpus), and their reading.
-inline std::vector<OptionSpec> sortOptions(const std::string& n, const char* valuesAre, const char* distAll) {
-    std::string dists;
-    for (const auto& d : sortShapeWords()) dists += (dists.empty() ? "" : ", ") + d;
-    return {{"--n", "N", n}, {"--key", "TYPE", "uint32 (default), int32, float"},
-            {"--pairs", "", std::string("sort uint32 values (") + valuesAre + ") with the keys; checked as stable"},
-            {"--descending", "", "sort largest first"}, {"--input", "DIST", "one distribution (default uniform): " + dists},
-            {"--dist", "all", distAll}};
-}
-inline void readSortOptions(const Args& args, const Run& run, Options& o) {
-    o.n = args.count("--n", run.quick ? size_t{1} << 22 : size_t{1} << 28);
-    o.key = args.choice("--key", "uint32", {"uint32", "int32", "float"});
-    o.input = args.choice("--input", "uniform", sortShapeWords());
-    o.all = args.choice("--dist", "one", {"one", "all"}) == "all";
-    o.pairs = args.has("--pairs");
-    o.descending = args.has("--descending");
+    return onKeyType(o.key, [&](auto key) { return runLessonAs<decltype(key)>(o, run); });
 }
 
 // ===================================================================== main
@@ -1493,15 +1467,12 @@ inline void readSortOptions(const Args& args, const Run& run, Options& o) {
 // has a main of its own.)
 #ifndef SAMPLE_SORT_NO_MAIN
 int main(int argc, char** argv) {
-    Options o;
+    SortOptions o;
     return lessonEntry(argc, argv, {"sample_sort", "Chapter 14.3: sample sort -- splitters, buckets, every bucket sorted on its own.",
-        sortOptions("keys to sort (default 2^28; --quick 2^22)", "each key's original index", "every distribution of the table, then a summary"),
-        {"sampleSort"},
-        [&](const Args& args, const Run& run) {
-            readSortOptions(args, run, o);
-            if (o.n > (size_t{1} << 40)) args.fail("--n must be at most 2^40");  // keeps the memory estimate from wrapping
-            if (o.pairs && !sortValuesFit(o.n)) args.fail("--pairs needs --n below 2^32 - 1 (the values are 32-bit indices)");
-        },
+        sortOptions("keys to sort (default 2^28; --quick 2^22)",
+                    "sort uint32 values (each key's original index) with the keys; checked as stable",
+                    "every distribution of the table, then a summary"),
+        {"sampleSort"}, [&](const Args& args, const Run& run) { readSortOptions(args, run, o, size_t{1} << 28, size_t{1} << 22); },
         runSelftest, runVerify, [&](const Run& run) { return runLesson(o, run); }});
 }
 #endif

@@ -653,7 +653,7 @@ int runSelftest() {
 
 // =============================================================== the lesson
 
-struct Options : ::Options {  // sample_sort's, n being keys per GPU, and the GPUs
+struct Options : SortOptions {  // the sort lessons', n being keys per GPU, and the GPUs
     int gpus = 0;
 };
 
@@ -812,7 +812,8 @@ int main(int argc, char** argv) {
     setenv("NCCL_NVLS_ENABLE", "0", 0);  // NVLink multicast off unless the environment says otherwise
     across::Options o;
     bool gpusGiven = false;
-    std::vector<OptionSpec> options = sortOptions("keys per GPU (default 2^28; --quick 2^22)", "each key's global index",
+    std::vector<OptionSpec> options = sortOptions("keys per GPU (default 2^28; --quick 2^22)",
+                                                  "sort uint32 values (each key's global index) with the keys; checked as stable",
                                                   "every distribution of the table");
     options.insert(options.begin(), {"--gpus", "N", "GPUs to use (default: every visible one, at most 8)"});
     return lessonEntry(argc, argv, {"sample_sort_gpus", "Chapter 14.3 across GPUs: a sample sort over NCCL, one exchange.",
@@ -821,8 +822,7 @@ int main(int argc, char** argv) {
             gpusGiven = args.has("--gpus");
             o.gpus = static_cast<int>(args.count("--gpus", 1, 1));
             if (o.gpus > kMaxGpus) args.fail("--gpus must be at most 8 (one host's GPUs)");
-            readSortOptions(args, run, o);
-            if (o.n > (size_t{1} << 34)) args.fail("--n must be at most 2^34");
+            readSortOptions(args, run, o, size_t{1} << 28, size_t{1} << 22, 34);
             // Checked again once the GPUs are counted (without --gpus, every visible one).
             if (o.pairs && !sortValuesFit(o.n * o.gpus)) args.fail("--pairs needs --n x --gpus below 2^32 - 1 (the values are 32-bit global indices)");
         },
@@ -834,8 +834,6 @@ int main(int argc, char** argv) {
                 std::fprintf(stderr, "sample_sort_gpus: --pairs needs --n x GPUs below 2^32 - 1 (the values are 32-bit global indices)\n");
                 return kExitBadArgument;
             }
-            if (o.key == "int32") return across::runLessonAs<int32_t>(o, run);
-            if (o.key == "float") return across::runLessonAs<float>(o, run);
-            return across::runLessonAs<uint32_t>(o, run);
+            return onKeyType(o.key, [&](auto key) { return across::runLessonAs<decltype(key)>(o, run); });
         }});
 }

@@ -271,9 +271,7 @@ Key randomKey(SplitMix64& rng) {
         static_assert(sizeof(Key) == 4, "float keys only");
         uint32_t word = static_cast<uint32_t>(bits);
         if (((word >> 23) & 0xFF) == 0xFF) word &= ~(1u << 23);  // no Inf/NaN
-        Key key;
-        std::memcpy(&key, &word, sizeof key);
-        return key;
+        return fromWord<Key>(word);
     } else {
         return static_cast<Key>(bits);
     }
@@ -333,8 +331,7 @@ std::vector<Key> makeSortInput(SortShape shape, size_t n, uint64_t seed = 14) {
             case SortShape::Specials: {
                 const uint32_t special[8] = {0xFFC00000u, 0xFF800000u, 0xBF800000u, 0x80000000u,
                                              0x00000000u, 0x3F800000u, 0x7F800000u, 0x7FC00000u};
-                const uint32_t raw = special[rng.below(8)];
-                std::memcpy(&keys[i], &raw, sizeof raw);
+                keys[i] = fromWord<Key>(special[rng.below(8)]);
                 break;
             }
             default: break;  // the walks below

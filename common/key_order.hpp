@@ -19,21 +19,32 @@
 #define KEY_ORDER_HD
 #endif
 
+// A 4-byte key (or value) as its 32-bit word, and back: the bits moved as
+// they are (memcpy, which the compilers turn into a plain move).
+template <class T> KEY_ORDER_HD inline uint32_t wordOf(T x) {
+    static_assert(sizeof(T) == 4, "the lessons move 4-byte keys and values as words");
+    uint32_t word;
+    memcpy(&word, &x, sizeof word);
+    return word;
+}
+template <class T> KEY_ORDER_HD inline T fromWord(uint32_t word) {
+    static_assert(sizeof(T) == 4, "the lessons move 4-byte keys and values as words");
+    T x;
+    memcpy(&x, &word, sizeof x);
+    return x;
+}
+
 KEY_ORDER_HD inline uint32_t orderedBits(uint32_t key) { return key; }
 KEY_ORDER_HD inline uint32_t orderedBits(int32_t key) { return static_cast<uint32_t>(key) ^ 0x80000000u; }
 KEY_ORDER_HD inline uint32_t orderedBits(float key) {
-    uint32_t bits;
-    memcpy(&bits, &key, sizeof bits);
+    const uint32_t bits = wordOf(key);
     return bits ^ ((bits >> 31) ? 0xFFFFFFFFu : 0x80000000u);
 }
 
 template <class Key>
 KEY_ORDER_HD inline Key keyFromOrderedBits(uint32_t rank) {
     if constexpr (std::is_same<Key, float>::value) {
-        const uint32_t bits = rank ^ ((rank >> 31) ? 0x80000000u : 0xFFFFFFFFu);
-        float key;
-        memcpy(&key, &bits, sizeof key);
-        return key;
+        return fromWord<float>(rank ^ ((rank >> 31) ? 0x80000000u : 0xFFFFFFFFu));
     } else if constexpr (std::is_same<Key, int32_t>::value) {
         return static_cast<int32_t>(rank ^ 0x80000000u);
     } else {

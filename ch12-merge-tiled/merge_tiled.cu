@@ -321,10 +321,6 @@ template <int kVec> struct SpanChunks {
     __host__ __device__ bool full(int c) const { return first(c) >= 0 && first(c) + kVec <= count; }
 };
 
-// 4-byte keys and values move as raw words (common's wordOf, fromWord), four to a uint4. The global loads use __ldg
-// (ld.global.nc, the read-only path the kernels were measured with); common's load16 is a plain load, for shared
-// memory. On the host: copies.
-
 // The sentinel: the largest key (+inf for floats), which thread 0 puts just after b's span with the tile's loads. A b
 // that has run out offers it, and it never beats an a key (ties go to a), so serial_merge_full tests only a's bound
 // (a real key may equal the sentinel).
@@ -353,6 +349,10 @@ __host__ __device__ void serial_merge_full(const Array& tile, int ai, int aEnd, 
         else bKey = next, bi = taken + 1;
     }
 }
+
+// 4-byte keys and values move as raw words (common's wordOf, fromWord), four to a uint4. The global loads use __ldg
+// (ld.global.nc, the read-only path the kernels were measured with); common's load16 is a plain load, for shared
+// memory. On the host: copies.
 template <class T> __host__ __device__ uint4 load_chunk(const T* p) {  // p is 16-byte aligned
 #ifdef __CUDA_ARCH__
     return __ldg(reinterpret_cast<const uint4*>(p));

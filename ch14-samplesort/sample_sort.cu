@@ -383,10 +383,8 @@ __host__ __device__ inline uint64_t serialExclusiveScan(const unsigned* in, uint
 // Sample position i of a segment: a hash, so that periodic or sorted input
 // cannot line up with the sample.
 __host__ __device__ inline size_t samplePosition(const Segment& s, int level, int i) {
-    uint64_t z = (s.start * 0x9E3779B97F4A7C15ull) ^ (static_cast<uint64_t>(level) << 56) ^ static_cast<uint64_t>(i);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return s.start + (z ^ (z >> 31)) % s.len;
+    const uint64_t z = (s.start * 0x9E3779B97F4A7C15ull) ^ (static_cast<uint64_t>(level) << 56) ^ static_cast<uint64_t>(i);
+    return s.start + mix64(z) % s.len;
 }
 
 // Where keys come from: the caller's keys (the first level), or ordered keys.

@@ -470,11 +470,9 @@ double allToAllMs(Cluster<Key>& c, const TimingPlan& plan) {
 struct Fingerprint {
     uint64_t a = 0, b = 0;
     void add(uint32_t rank) {
-        uint64_t z = rank * 0x9E3779B97F4A7C15ull + 0x632BE59BD9B4E019ull;
-        z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-        z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-        a += z ^ (z >> 31);
-        b += (z ^ (z >> 29)) * 0xD6E8FEB86659FD93ull;
+        const uint64_t z = mix64(rank * 0x9E3779B97F4A7C15ull + 0x632BE59BD9B4E019ull);
+        a += z;
+        b += mix64(z);
     }
     bool operator==(const Fingerprint& o) const { return a == o.a && b == o.b; }
 };
@@ -639,6 +637,12 @@ int runSelftest() {
         expect(!check({{1, 3}, {5}}, {{1, 3}, {0}}, true), "the check refuses a lost key");
         expect(check({{1, 3}, {5, 5}}, {{}, {}}, false), "the check takes keys alone, sorted");
         expect(!check({{1, 3}, {3, 5}}, {{}, {}}, false), "the check refuses keys alone, sorted but not the input's");
+        // Past kExactKeysLimit keys alone are held to the input by fingerprint.
+        Fingerprint x, y, z;
+        for (uint32_t r : {5u, 1u, 5u, 9u}) x.add(r);
+        for (uint32_t r : {9u, 5u, 5u, 1u}) y.add(r);
+        for (uint32_t r : {9u, 5u, 1u, 1u}) z.add(r);
+        expect(x == y && !(x == z), "the fingerprint: the same keys in any order match, another multiset does not");
     }
     // All-equal keys split by position: GPU d gets one stretch of global indices.
     {

@@ -15,17 +15,21 @@
 #include <type_traits>
 #include <vector>
 
+// splitmix64's finalizer: a bijection of 64-bit words that spreads every
+// input bit over the whole output. The generator below, sample sort's
+// sample positions and the fingerprint of sample_sort_gpus' check mix with it.
+KEY_ORDER_HD inline uint64_t mix64(uint64_t z) {
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
 // A small, fast, seedable generator (splitmix64): large inputs are made
 // in well under a second, and the same seed gives the same input everywhere.
 class SplitMix64 {
 public:
     explicit SplitMix64(uint64_t seed) : state_(seed) {}
-    uint64_t next() {
-        uint64_t z = (state_ += 0x9E3779B97F4A7C15ull);
-        z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-        z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-        return z ^ (z >> 31);
-    }
+    uint64_t next() { return mix64(state_ += 0x9E3779B97F4A7C15ull); }
     uint64_t below(uint64_t bound) { return bound ? next() % bound : 0; }
 
 private:

@@ -270,26 +270,58 @@ constexpr int kMinPathTile = 1024;  // the smallest nv allowed; sizes the split 
 template <int NT, int VT, PathStyle kStyle> struct PathTuning {
     static constexpr int nt = NT, vt = VT, nv = NT * VT;
     static constexpr PathStyle style = kStyle;
-    // path_tiles: one tile with a pad word after every 32, and the sentinel's slot after b's span (padded(nv) <
-    // slots). path_pipelined: two buffers, each nv elements after at most 3 + 3 + 3 alignment slots (span_slots),
-    // then the sentinel, in whole 32-word rows for the swizzle.
+    // A buffer (path_tiles: one; path_pipelined: two) holds nv elements after at most 3 + 3 + 3 alignment slots
+    // (span_slots), then the sentinel, in whole 32-word rows for the swizzle.
     static constexpr int buffers = kStyle == PathStyle::Pipelined ? 2 : 1;
-    static constexpr int slots = kStyle == PathStyle::Pipelined ? (nv + 12 + 31) / 32 * 32 : nv + nv / 32 + 1;
+    static constexpr int slots = (nv + 12 + 31) / 32 * 32;
     template <class Key, class Value> __host__ __device__ static constexpr size_t sharedBytes() {
         return static_cast<size_t>(buffers) * slots * (sizeof(Key) + (kPairs<Value> ? sizeof(Value) : 0));
     }
     static_assert(nv % 4 == 0, "tiles start on 16-byte boundaries for the vector stores");
-    static_assert(kStyle != PathStyle::Pipelined || VT % 4 == 0, "pipelined threads stage vt / 4 16-byte chunks");
+    static_assert(VT % 4 == 0, "threads stage their outputs as vt / 4 16-byte chunks");
 };
 
-// ---- pieces. Shared-memory index with one pad word after every 32: a warp staging its outputs writes word
-// t * vt + r in lane t; unpadded, vt = 16 is a 16-way conflict and vt = 32 a 32-way one. Padded, powers of two up to
-// 32 are conflict-free, other vt up to 30 at most 2-way (vt = 31: 31-way, compiled nowhere). --selftest checks this.
-__host__ __device__ constexpr int padded(int x) { return x + (x >> 5); }
+// ---- pieces. The one shared-memory layout of both kernels. A 16-byte access (a vector store, a cp.async) needs a
+// 16-byte-aligned slot, so each span keeps its offset from a 16-byte boundary in the buffer (span_slots), and the
+// buffer is swizzled against bank conflicts: in each 32-word row, 4-word chunk c sits at chunk c ^ (row & 7). Chunks
+// stay whole; the reads for the global stores are conflict-free, so are the staging stores at vt 16 and 32 (3-way at
+// 24); merge reads that march in step are 4-way (--selftest checks all three).
+__host__ __device__ constexpr int swizzled(int x) { return x ^ ((x >> 3) & 0x1C); }
 
-template <class T> struct PaddedView {
+template <class T> struct SwizzledView {
     const T* words; int base;
-    __host__ __device__ T operator[](int x) const { return words[padded(base + x)]; }
+    __host__ __device__ T operator[](int x) const { return words[swizzled(base + x)]; }
+};
+
+template <class T> __host__ __device__ const T* align_down_16(const T* p) {
+    return reinterpret_cast<const T*>(reinterpret_cast<uintptr_t>(p) & ~uintptr_t{15});
+}
+
+// A tile's place in the inputs and the output, from its two splits; where its spans a[0, aCount) and b[0, ...) land
+// in a buffer.
+struct TileSpans {
+    size_t k0, a0, b0;  // first output, first element of a, first of b
+    int aCount, count;  // elements from a; outputs
+};
+__host__ __device__ inline TileSpans tile_spans(size_t tile, int nv, size_t total, size_t a0, size_t a1) {
+    const size_t k0 = tile * nv, k1 = min_of(k0 + nv, total);
+    return {k0, a0, k0 - a0, static_cast<int>(a1 - a0), static_cast<int>(k1 - k0)};
+}
+struct SpanSlots {
+    int aStart, bStart;
+};
+template <class T> __host__ __device__ SpanSlots span_slots(const T* a, int aCount, const T* b) {
+    const int aStart = static_cast<int>(a - align_down_16(a));
+    return {aStart, ceilDiv(aStart + aCount, 4) * 4 + static_cast<int>(b - align_down_16(b))};
+}
+
+// How a span of `count` elements lies against 16-byte boundaries: it starts `shift` elements into an aligned chunk
+// of kVec, so chunk c covers span positions [first(c), + kVec). Full chunks are one 16-byte access, ragged ends not.
+template <int kVec> struct SpanChunks {
+    int shift, count;
+    __host__ __device__ int chunks() const { return count == 0 ? 0 : ceilDiv(shift + count, kVec); }
+    __host__ __device__ int first(int c) const { return c * kVec - shift; }
+    __host__ __device__ bool full(int c) const { return first(c) >= 0 && first(c) + kVec <= count; }
 };
 
 // The serial merge again, vt outputs into registers: from split (ai, bi) of an array holding a at [ai.., aEnd) and b
@@ -311,15 +343,6 @@ __host__ __device__ void serial_merge(const Array& tile, int ai, int aEnd, int b
         else bKey = tile[min_of(++bi, last)];
     }
 }
-
-// How a span of `count` elements lies against 16-byte boundaries: it starts `shift` elements into an aligned chunk
-// of kVec, so chunk c covers span positions [first(c), + kVec). Full chunks are one 16-byte access, ragged ends not.
-template <int kVec> struct SpanChunks {
-    int shift, count;
-    __host__ __device__ int chunks() const { return count == 0 ? 0 : ceilDiv(shift + count, kVec); }
-    __host__ __device__ int first(int c) const { return c * kVec - shift; }
-    __host__ __device__ bool full(int c) const { return first(c) >= 0 && first(c) + kVec <= count; }
-};
 
 // The sentinel: the largest key (+inf for floats), which thread 0 puts just after b's span with the tile's loads. A b
 // that has run out offers it, and it never beats an a key (ties go to a), so serial_merge_full tests only a's bound
@@ -350,155 +373,12 @@ __host__ __device__ void serial_merge_full(const Array& tile, int ai, int aEnd, 
     }
 }
 
-// 4-byte keys and values move as raw words (common's wordOf, fromWord), four to a uint4. The global loads use __ldg
-// (ld.global.nc, the read-only path the kernels were measured with); common's load16 is a plain load, for shared
-// memory. On the host: copies.
-template <class T> __host__ __device__ uint4 load_chunk(const T* p) {  // p is 16-byte aligned
-#ifdef __CUDA_ARCH__
-    return __ldg(reinterpret_cast<const uint4*>(p));
-#else
-    return load16(p);
-#endif
-}
-template <class T> __host__ __device__ T load_one(const T* p) {
-#ifdef __CUDA_ARCH__
-    return __ldg(p);
-#else
-    return *p;
-#endif
-}
-template <class T> __host__ __device__ uint4 chunk_of(const T* x) {  // four registers (or words) as one uint4
-    return make_uint4(wordOf(x[0]), wordOf(x[1]), wordOf(x[2]), wordOf(x[3]));
-}
-template <class T> __host__ __device__ const T* align_down_16(const T* p) {
-    return reinterpret_cast<const T*>(reinterpret_cast<uintptr_t>(p) & ~uintptr_t{15});
-}
-
-// path_tiles step 1, thread tid's share (chunks tid, tid + NT, ...): spans a[0, aCount) and b[0, bCount) into tile
-// positions [0, aCount) and [aCount, + bCount) of a padded shared array. Every 16-byte load of this thread goes into
-// registers first, all in flight at once (memory-level parallelism is what reaches copy bandwidth), then the tile.
-template <int NT, int NV, class T>
-__host__ __device__ void load_two_spans(int tid, const T* a, int aCount, const T* b, int bCount, T* shared) {
-    constexpr int kVec = 4;
-    constexpr int kPerThread = ceilDiv(NV / kVec + 4, NT);  // each span adds at most two ragged chunks
-    const T* aBase = align_down_16(a);
-    const T* bBase = align_down_16(b);
-    const SpanChunks<kVec> sa{static_cast<int>(a - aBase), aCount}, sb{static_cast<int>(b - bBase), bCount};
-    const int aChunks = sa.chunks(), allChunks = aChunks + sb.chunks();
-    uint4 staged[kPerThread];
-    DEVICE_UNROLL
-    for (int r = 0; r < kPerThread; ++r) {
-        const int c = tid + r * NT;
-        if (c >= allChunks) continue;
-        const bool inA = c < aChunks;
-        const SpanChunks<kVec> s = inA ? sa : sb;
-        const int cc = inA ? c : c - aChunks;
-        const T* chunk = (inA ? aBase : bBase) + cc * kVec;
-        if (s.full(cc)) {
-            staged[r] = load_chunk(chunk);
-        } else {  // a ragged end: only the elements inside the span
-            uint32_t w[kVec] = {0, 0, 0, 0};
-            DEVICE_UNROLL
-            for (int e = 0; e < kVec; ++e) {
-                const int x = s.first(cc) + e;
-                if (x >= 0 && x < s.count) w[e] = wordOf(load_one(chunk + e));
-            }
-            staged[r] = make_uint4(w[0], w[1], w[2], w[3]);
-        }
-    }
-    DEVICE_UNROLL
-    for (int r = 0; r < kPerThread; ++r) {
-        const int c = tid + r * NT;
-        if (c >= allChunks) continue;
-        const bool inA = c < aChunks;
-        const SpanChunks<kVec> s = inA ? sa : sb;
-        const int first = s.first(inA ? c : c - aChunks), offset = inA ? 0 : sa.count;  // b's span after a's
-        const uint32_t w[kVec] = {staged[r].x, staged[r].y, staged[r].z, staged[r].w};
-        DEVICE_UNROLL
-        for (int e = 0; e < kVec; ++e) {
-            const int x = first + e;
-            if (x >= 0 && x < s.count) shared[padded(offset + x)] = fromWord<T>(w[e]);
-        }
-    }
-}
-
-// Step 2 of both kernels: a tile of `count` outputs whose a-span starts at slot aStart of `words` (aCount keys) and
-// b-span at bStart, seen through View (PaddedView or SwizzledView). Thread tid's vt outputs start on diagonal
-// tid * vt: its co-rank there, then the serial merge into registers (from[r]: slots); the values follow their keys.
-template <int VT, template <class> class View, class Key>
-__host__ __device__ void thread_merge(int tid, const Key* words, int aStart, int aCount, int bStart, int count,
-                                      Key (&keys)[VT], int (&from)[VT]) {
-    const int diag = min_of(tid * VT, count), i = co_rank(diag, View<Key>{words, aStart}, aCount,
-                                                          View<Key>{words, bStart}, count - aCount);
-    const View<Key> tile{words, 0};
-    if (diag + VT <= count) serial_merge_full<VT>(tile, aStart + i, aStart + aCount, bStart + diag - i, keys, from);
-    else serial_merge<VT>(tile, aStart + i, aStart + aCount, bStart + diag - i, bStart + count - aCount, keys, from);
-}
-template <int VT, class Value>
-__host__ __device__ void tile_values(const Value* tileValues, const int (&from)[VT], Value (&values)[VT]) {
-    DEVICE_UNROLL
-    for (int r = 0; r < VT; ++r) values[r] = tileValues[padded(from[r])];
-}
-
-// path_tiles step 3 (after every thread has read the tile): stage the outputs in it.
-template <int VT, class T> __host__ __device__ void tile_stage(int tid, const T (&x)[VT], T* shared) {
-    DEVICE_UNROLL
-    for (int r = 0; r < VT; ++r) shared[padded(tid * VT + r)] = x[r];
-}
-
-// Step 4 of both kernels: tile positions [0, count) to dst[0, count), consecutive threads on consecutive 16-byte
-// chunks (one vector store each; chunk(x) reads positions x..x+3 as one uint4); a ragged end element by element.
-template <int NT, int NV, class T, class Chunk, class Element>
-__host__ __device__ void store_tile(int tid, int count, T* dst, Chunk chunk, Element element) {
-    constexpr int kVec = 4;
-    const bool aligned = (reinterpret_cast<uintptr_t>(dst) & 15) == 0;
-    DEVICE_UNROLL
-    for (int r = 0; r < ceilDiv(NV, kVec * NT); ++r) {
-        const int x = (tid + r * NT) * kVec;
-        if (x >= count) continue;
-        if (aligned && x + kVec <= count) store16(dst + x, chunk(x));
-        else for (int e = 0; e < kVec && x + e < count; ++e) dst[x + e] = element(x + e);
-    }
-}
-template <int NT, int NV, class T> __host__ __device__ void tile_store(int tid, const T* shared, int count, T* dst) {
-    store_tile<NT, NV>(tid, count, dst, [&](int x) {  // a pad word may fall in a 16-byte chunk: four reads
-        return make_uint4(wordOf(shared[padded(x)]), wordOf(shared[padded(x + 1)]), wordOf(shared[padded(x + 2)]),
-                          wordOf(shared[padded(x + 3)]));
-    }, [&](int x) { return shared[padded(x)]; });
-}
-
-// A tile's place in the inputs and the output, from its two splits.
-struct TileSpans {
-    size_t k0, a0, b0;  // first output, first element of a, first of b
-    int aCount, count;  // elements from a; outputs
-};
-__host__ __device__ inline TileSpans tile_spans(size_t tile, int nv, size_t total, size_t a0, size_t a1) {
-    const size_t k0 = tile * nv, k1 = min_of(k0 + nv, total);
-    return {k0, a0, k0 - a0, static_cast<int>(a1 - a0), static_cast<int>(k1 - k0)};
-}
-
-// The pipelined buffers. A 16-byte cp.async needs 16-byte-aligned addresses on both sides, which padded()'s pad word
-// breaks. So each span keeps its offset from a 16-byte boundary in the buffer (span_slots), and the buffer is
-// swizzled instead: in each 32-word row, 4-word chunk c sits at chunk c ^ (row & 7). Chunks stay whole; the reads for
-// the global stores are conflict-free, so are the staging stores at vt 16 and 32 (3-way at 24); merge reads that
-// march in step are 4-way (--selftest checks all three).
-__host__ __device__ constexpr int swizzled(int x) { return x ^ ((x >> 3) & 0x1C); }
-
-template <class T> struct SwizzledView {
-    const T* words; int base;
-    __host__ __device__ T operator[](int x) const { return words[swizzled(base + x)]; }
-};
-
-struct SpanSlots {
-    int aStart, bStart;  // where a tile's spans a[0, aCount) and b[0, ...) land in a buffer
-};
-template <class T> __host__ __device__ SpanSlots span_slots(const T* a, int aCount, const T* b) {
-    const int aStart = static_cast<int>(a - align_down_16(a));
-    return {aStart, ceilDiv(aStart + aCount, 4) * 4 + static_cast<int>(b - align_down_16(b))};
-}
-
-// One asynchronous copy of kBytes (4 or 16) from global to shared memory: cp.async on sm_80 and later; on older cards
-// (T4) the same call compiles to a plain load and store.
+// Step 1 of both kernels, thread tid's share of a tile's spans into a buffer at span_slots, the sentinel after b's
+// span. One asynchronous copy of kBytes (4 or 16) from global to shared memory: cp.async on sm_80 and later (every
+// copy of the block in flight at once, no registers held: memory-level parallelism is what reaches copy bandwidth);
+// on older cards (T4) the same call compiles to a plain load and store. Thread tid's copies of span src[0, count)
+// into slots start, start + 1, ... (start % 4 is the span's own shift): whole chunks as one 16-byte copy, ragged
+// ends one by one, so nothing outside the span is read.
 template <int kBytes, class T> __host__ __device__ void copy_async(T* sharedDst, const T* globalSrc) {
 #ifdef __CUDA_ARCH__
     __pipeline_memcpy_async(sharedDst, globalSrc, kBytes);
@@ -506,9 +386,6 @@ template <int kBytes, class T> __host__ __device__ void copy_async(T* sharedDst,
     memcpy(sharedDst, globalSrc, kBytes);
 #endif
 }
-
-// Thread tid's copies of span src[0, count) into buffer slots start, start + 1, ... (start % 4 is the span's own
-// shift): whole chunks as one 16-byte copy, ragged ends one by one, so nothing outside the span is read.
 template <int NT, class T>
 __host__ __device__ void copy_span_async(int tid, const T* src, int count, T* buffer, int start) {
     constexpr int kVec = 4;
@@ -525,10 +402,8 @@ __host__ __device__ void copy_span_async(int tid, const T* src, int count, T* bu
         }
     }
 }
-
-// path_pipelined step 1, thread tid's share: one tile's keys (and values) into a buffer.
 template <int NT, class Key, class Value>
-__host__ __device__ void pipelined_copy(int tid, const TileSpans& t, const Key* a, const Key* b, const Value* va,
+__host__ __device__ void tile_copy(int tid, const TileSpans& t, const Key* a, const Key* b, const Value* va,
                                         const Value* vb, Key* keyBuffer, Value* valueBuffer) {
     const int bCount = t.count - t.aCount;
     const SpanSlots ks = span_slots(a + t.a0, t.aCount, b + t.b0);
@@ -542,11 +417,23 @@ __host__ __device__ void pipelined_copy(int tid, const TileSpans& t, const Key* 
     }
 }
 
-// path_pipelined step 2 (thread_merge in the swizzled buffer), then its values: a key's slot moved to its value's
-// slot (the value spans have their own shifts; past the tile's end nothing is read).
+// Step 2 of both kernels: thread tid's vt outputs of a tile that has landed in a buffer start on diagonal tid * vt:
+// its co-rank there, then the serial merge into registers (from[r]: slots). Its values: a key's slot moved to its
+// value's slot (the value spans have their own shifts; past the tile's end nothing is read).
+template <int VT, class Key>
+__host__ __device__ void thread_merge(int tid, const Key* buffer, const SpanSlots& ks, const TileSpans& t,
+                                      Key (&keys)[VT], int (&from)[VT]) {
+    const int diag = min_of(tid * VT, t.count), bCount = t.count - t.aCount;
+    const int i = co_rank(diag, SwizzledView<Key>{buffer, ks.aStart}, t.aCount, SwizzledView<Key>{buffer, ks.bStart},
+                          bCount);
+    const SwizzledView<Key> tile{buffer, 0};
+    const int ai = ks.aStart + i, aEnd = ks.aStart + t.aCount, bi = ks.bStart + diag - i;
+    if (diag + VT <= t.count) serial_merge_full<VT>(tile, ai, aEnd, bi, keys, from);
+    else serial_merge<VT>(tile, ai, aEnd, bi, ks.bStart + bCount, keys, from);
+}
 template <int VT, class Value>
-__host__ __device__ void pipelined_values(int tid, const TileSpans& t, const SpanSlots& ks, const SpanSlots& vs,
-                                          const Value* valueBuffer, const int (&from)[VT], Value (&values)[VT]) {
+__host__ __device__ void tile_values(int tid, const TileSpans& t, const SpanSlots& ks, const SpanSlots& vs,
+                                     const Value* valueBuffer, const int (&from)[VT], Value (&values)[VT]) {
     const int diag = min_of(tid * VT, t.count);
     DEVICE_UNROLL
     for (int r = 0; r < VT; ++r) {
@@ -556,16 +443,26 @@ __host__ __device__ void pipelined_values(int tid, const TileSpans& t, const Spa
     }
 }
 
-// path_pipelined step 3 (after every thread has read the buffer): stage the outputs as vt / 4 16-byte stores; step 4:
-// write them out coalesced (store_tile; the swizzle keeps each 16-byte chunk whole).
-template <int VT, class T> __host__ __device__ void pipelined_stage(int tid, const T (&x)[VT], T* buffer) {
+// Step 3 (after every thread has read the buffer): stage the outputs in it as vt / 4 16-byte stores. Step 4: buffer
+// positions [0, count) to dst[0, count), consecutive threads on consecutive 16-byte chunks (one vector store each,
+// the swizzle keeps each chunk whole); a ragged end element by element.
+template <class T> __host__ __device__ uint4 chunk_of(const T* x) {  // four registers as one uint4
+    return make_uint4(wordOf(x[0]), wordOf(x[1]), wordOf(x[2]), wordOf(x[3]));
+}
+template <int VT, class T> __host__ __device__ void tile_stage(int tid, const T (&x)[VT], T* buffer) {
     DEVICE_UNROLL
     for (int r = 0; r < VT; r += 4) store16(buffer + swizzled(tid * VT + r), chunk_of(x + r));
 }
-template <int NT, int NV, class T>
-__host__ __device__ void pipelined_store(int tid, const T* buffer, int count, T* dst) {
-    store_tile<NT, NV>(tid, count, dst, [&](int x) { return load16(buffer + swizzled(x)); },  // chunks stay whole
-                       [&](int x) { return buffer[swizzled(x)]; });
+template <int NT, int NV, class T> __host__ __device__ void tile_store(int tid, const T* buffer, int count, T* dst) {
+    constexpr int kVec = 4;
+    const bool aligned = (reinterpret_cast<uintptr_t>(dst) & 15) == 0;
+    DEVICE_UNROLL
+    for (int r = 0; r < ceilDiv(NV, kVec * NT); ++r) {
+        const int x = (tid + r * NT) * kVec;
+        if (x >= count) continue;
+        if (aligned && x + kVec <= count) store16(dst + x, load16(buffer + swizzled(x)));
+        else for (int e = 0; e < kVec && x + e < count; ++e) dst[x + e] = buffer[swizzled(x + e)];
+    }
 }
 
 // ---- kernels. The merge path partition: one co-rank per tile boundary, splits[p] for output p * nv (the last for
@@ -577,53 +474,56 @@ template <class Key> __global__ void path_partition(const Key* a, size_t m, cons
     splits[p] = co_rank(min_of(p * nv, m + n), a, m, b, n);
 }
 
-template <class Key, class Value, int kSlots> struct TileStorage { Key keys[kSlots]; Value values[kSlots]; };
-template <class Key, int kSlots> struct TileStorage<Key, NoValues, kSlots> { Key keys[kSlots]; };
+// Steps 2 to 4 of both kernels, on a tile that has landed in the buffers: the merge into registers, barrier (2)
+// (every thread has read the buffers), the staging, barrier (3), the coalesced stores.
+template <class T, class Key, class Value>
+__device__ void merge_tile(const TileSpans& t, const Key* a, const Key* b, const Value* va, const Value* vb,
+                           Key* keyBuffer, Value* valueBuffer, Key* out, Value* vout) {
+    const SpanSlots ks = span_slots(a + t.a0, t.aCount, b + t.b0);
+    Key keys[T::vt];
+    int from[T::vt];
+    thread_merge<T::vt>(threadIdx.x, keyBuffer, ks, t, keys, from);
+    Value values[kPairs<Value> ? T::vt : 1];
+    if constexpr (kPairs<Value>)
+        tile_values<T::vt>(threadIdx.x, t, ks, span_slots(va + t.a0, t.aCount, vb + t.b0), valueBuffer, from, values);
+    __syncthreads();  // (2)
+    tile_stage<T::vt>(threadIdx.x, keys, keyBuffer);
+    if constexpr (kPairs<Value>) tile_stage<T::vt>(threadIdx.x, values, valueBuffer);
+    else (void)values;
+    __syncthreads();  // (3)
+    tile_store<T::nt, T::nv>(threadIdx.x, keyBuffer, t.count, out + t.k0);
+    if constexpr (kPairs<Value>) tile_store<T::nt, T::nv>(threadIdx.x, valueBuffer, t.count, vout + t.k0);
+}
+
+// Step 1 issued: one group of asynchronous copies per tile.
+template <int NT, class Key, class Value>
+__device__ void start_copies(const TileSpans& t, const Key* a, const Key* b, const Value* va, const Value* vb,
+                             Key* keyBuffer, Value* valueBuffer) {
+    tile_copy<NT>(threadIdx.x, t, a, b, va, vb, keyBuffer, valueBuffer);
+    __pipeline_commit();
+}
 
 // path_tiles: one tile of nv outputs per block. Its spans come from the partition, so they hold exactly the tile's
-// outputs and one array of nv keys takes both (merge_tiled needs 2 x tile). Three barriers: after the load, after the
-// merge has read the tile, after the staging.
+// outputs and one buffer of nv keys takes both (merge_tiled needs 2 x tile). Barrier (1): the tile has landed.
 template <class Key, class Value, class T>
 __global__ void __launch_bounds__(T::nt) path_tiles(const Key* a, size_t m, const Key* b, size_t n,
                                                     const size_t* splits, Key* out, const Value* va,
                                                     const Value* vb, Value* vout) {
-    __shared__ TileStorage<Key, Value, T::slots> tile;
-    static_assert(sizeof(tile) == T::template sharedBytes<Key, Value>(), "PathTuning sizes the tile");
-    static_assert(sizeof(tile) <= 48 * 1024, "static shared memory is limited to 48 KiB per block");
+    extern __shared__ uint4 sharedChunks[];  // uint4: the buffers start 16-byte aligned; PathTuning sizes them
+    Key* keyBuffer = reinterpret_cast<Key*>(sharedChunks);
+    Value* valueBuffer = reinterpret_cast<Value*>(keyBuffer + T::slots);  // (pairs only)
     const TileSpans t = tile_spans(blockIdx.x, T::nv, m + n, splits[blockIdx.x], splits[blockIdx.x + 1]);
-    const int bCount = t.count - t.aCount;
-    load_two_spans<T::nt, T::nv>(threadIdx.x, a + t.a0, t.aCount, b + t.b0, bCount, tile.keys);
-    put_sentinel(threadIdx.x, tile.keys + padded(t.count));
-    if constexpr (kPairs<Value>)
-        load_two_spans<T::nt, T::nv>(threadIdx.x, va + t.a0, t.aCount, vb + t.b0, bCount, tile.values);
-    __syncthreads();
-    Key keys[T::vt];
-    int from[T::vt];
-    thread_merge<T::vt, PaddedView>(threadIdx.x, tile.keys, 0, t.aCount, t.aCount, t.count, keys, from);
-    Value values[kPairs<Value> ? T::vt : 1];
-    if constexpr (kPairs<Value>) tile_values<T::vt>(tile.values, from, values);
-    __syncthreads();
-    tile_stage<T::vt>(threadIdx.x, keys, tile.keys);
-    if constexpr (kPairs<Value>) tile_stage<T::vt>(threadIdx.x, values, tile.values);
-    else (void)values;
-    __syncthreads();
-    tile_store<T::nt, T::nv>(threadIdx.x, tile.keys, t.count, out + t.k0);
-    if constexpr (kPairs<Value>) tile_store<T::nt, T::nv>(threadIdx.x, tile.values, t.count, vout + t.k0);
-}
-
-template <int NT, class Key, class Value>
-__device__ void start_copies(const TileSpans& t, const Key* a, const Key* b, const Value* va, const Value* vb,
-                             Key* keyBuffer, Value* valueBuffer) {
-    pipelined_copy<NT>(threadIdx.x, t, a, b, va, vb, keyBuffer, valueBuffer);
-    __pipeline_commit();  // one group of asynchronous copies per tile
+    start_copies<T::nt>(t, a, b, va, vb, keyBuffer, valueBuffer);
+    __pipeline_wait_prior(0);
+    __syncthreads();  // (1)
+    merge_tile<T>(t, a, b, va, vb, keyBuffer, valueBuffer, out, vout);
 }
 
 // path_pipelined: path_tiles runs load, merge and store one after the other, so a block has nothing in flight while
 // it merges. Here a block stays resident, walks tiles blockIdx.x, + gridDim.x, ..., and starts its next tile's copies
 // (into the other of two buffers) before it merges the current one. Nothing in the loop waits on global memory:
 // copies start a round ahead, and the splits that place a tile are loaded a round before its copies start.
-// Barriers: (1) this tile has landed and the other buffer is free; (2) every thread has read it; (3) staging done.
-
+// Barrier (1): this tile has landed and the other buffer is free.
 template <class Key, class Value, class T>
 __global__ void __launch_bounds__(T::nt) path_pipelined(const Key* a, size_t m, const Key* b, size_t n,
                                                         const size_t* splits, size_t tiles, Key* out,
@@ -656,21 +556,7 @@ __global__ void __launch_bounds__(T::nt) path_pipelined(const Key* a, size_t m, 
             nextSplit0 = splits[afterNext];
             nextSplit1 = splits[afterNext + 1];
         }
-        const SpanSlots ks = span_slots(a + t.a0, t.aCount, b + t.b0);
-        Key keys[T::vt];
-        int from[T::vt];
-        thread_merge<T::vt, SwizzledView>(threadIdx.x, keyBuffer, ks.aStart, t.aCount, ks.bStart, t.count, keys, from);
-        Value values[kPairs<Value> ? T::vt : 1];
-        if constexpr (kPairs<Value>)
-            pipelined_values<T::vt>(threadIdx.x, t, ks, span_slots(va + t.a0, t.aCount, vb + t.b0), valueBuffer,
-                                    from, values);
-        __syncthreads();  // (2)
-        pipelined_stage<T::vt>(threadIdx.x, keys, keyBuffer);
-        if constexpr (kPairs<Value>) pipelined_stage<T::vt>(threadIdx.x, values, valueBuffer);
-        else (void)values;
-        __syncthreads();  // (3)
-        pipelined_store<T::nt, T::nv>(threadIdx.x, keyBuffer, t.count, out + t.k0);
-        if constexpr (kPairs<Value>) pipelined_store<T::nt, T::nv>(threadIdx.x, valueBuffer, t.count, vout + t.k0);
+        merge_tile<T>(t, a, b, va, vb, keyBuffer, valueBuffer, out, vout);
         t = nextSpans;
     }
 }
@@ -688,22 +574,20 @@ template <class T, class Key, class Value> size_t launchPartition(MergeProblem<K
 template <class T, class Key, class Value> void launchPathTiles(MergeProblem<Key, Value>& p) {
     if (p.total() == 0) return;
     launchPartition<T>(p);
-    path_tiles<Key, Value, T><<<gridFor(p.total(), T::nv, "path_tiles"), T::nt>>>(
+    path_tiles<Key, Value, T><<<gridFor(p.total(), T::nv, "path_tiles"), T::nt, T::template sharedBytes<Key, Value>()>>>(
         p.a(), p.m, p.b(), p.n, p.splits.get(), p.keysOut.get(), p.va(), p.vb(), p.valuesOut.get());
     CUDA_CHECK_LAUNCH("path_tiles");
 }
 
-// The pipelined grid: as many blocks as the card holds at once, or 0 where the two buffers pass the card's opt-in
-// shared memory per block (the row is then left out).
-template <class T, class Key, class Value> size_t pipelinedResidentBlocks() {
-    constexpr size_t bytes = T::template sharedBytes<Key, Value>();
+// How many blocks of a kernel with `bytes` of dynamic shared memory the card holds at once, granting past 48 KiB
+// what the card's opt-in allows; 0 where it allows less (the row is then left out).
+template <class Kernel> size_t residentBlocks(Kernel kernel, int threads, size_t bytes) {
     int device = 0, optIn = 0, sms = 0, perSm = 0;
     CUDA_CHECK(cudaGetDevice(&device));
     CUDA_CHECK(cudaDeviceGetAttribute(&optIn, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
     if (bytes > static_cast<size_t>(optIn)) return 0;
-    const auto kernel = path_pipelined<Key, Value, T>;
     CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes)));
-    CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&perSm, kernel, T::nt, bytes));
+    CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&perSm, kernel, threads, bytes));
     CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
     return static_cast<size_t>(perSm) * sms;
 }
@@ -738,17 +622,17 @@ template <class Key, class Value> Row<Key, Value> seedRow(const SeedKnobs& k, si
             [k](MergeProblem<Key, Value>& p) { launchSeed(k, p); }};
 }
 
-// A production row: path_tiles where its tile fits the 48 KiB of static shared memory (key-value tiles take twice the
-// keys'), path_pipelined where its buffers fit the card.
+// A production row where its buffers fit the card's shared memory per block (key-value buffers take twice the keys').
+// path_pipelined's grid: as many blocks as the card holds at once.
 template <class T, class Key, class Value> void addPath(std::vector<Row<Key, Value>>& rows, size_t total) {
     constexpr size_t smem = T::template sharedBytes<Key, Value>();
     const std::string shape = " " + std::to_string(T::nt) + "x" + std::to_string(T::vt);
     const size_t tiles = ceilDiv(total, static_cast<size_t>(T::nv));
     if constexpr (T::style == PathStyle::Tiles) {
-        if constexpr (smem <= 48 * 1024)
+        if (residentBlocks(path_tiles<Key, Value, T>, T::nt, smem))
             rows.push_back({"path_tiles" + shape, knobCells(T::nv, T::vt, T::nt, tiles, smem, T::nv),
                             launchPathTiles<T, Key, Value>});
-    } else if (const size_t resident = pipelinedResidentBlocks<T, Key, Value>()) {
+    } else if (const size_t resident = residentBlocks(path_pipelined<Key, Value, T>, T::nt, smem)) {
         const unsigned blocks = static_cast<unsigned>(std::min<size_t>(gridFor(total, T::nv, "path_pipelined"), resident));
         rows.push_back({"path_pipelined" + shape,
                         knobCells(T::nv, T::vt, T::nt, blocks, smem, T::nv * ceilDiv(tiles, size_t{blocks})),
@@ -893,7 +777,7 @@ template <class Index> int worstBank(Index index, int vt) {
     return worst;
 }
 
-// The span chunking, the padding's and the swizzle's promises.
+// The span chunking's and the swizzle's promises.
 void testLayouts() {
     bool chunksOk = true;
     for (int shift = 0; shift < 4; ++shift)
@@ -907,9 +791,7 @@ void testLayouts() {
             chunksOk = chunksOk && std::count(seen.begin(), seen.end(), 1) == count;
         }
     expect(chunksOk, "SpanChunks: every element once, full chunks inside the span");
-    bool padOk = worstBank(padded, 32) == 1, swizzleOk = true;
-    for (int vt = 1; vt <= 30; ++vt) padOk = padOk && worstBank(padded, vt) <= ((vt & (vt - 1)) == 0 ? 1 : 2);
-    expect(padOk, "padded(): staging stores conflict-free for vt = 1, 2, 4, 8, 16, 32, at most 2-way up to 30");
+    bool swizzleOk = true;
     for (int x = 0; x < 1 << 16; ++x)
         swizzleOk = swizzleOk && swizzled(x) / 32 == x / 32 && swizzled(x) % 4 == x % 4 &&
                     swizzled(x - x % 4) + x % 4 == swizzled(x) && swizzled(swizzled(x)) == x;
@@ -948,16 +830,14 @@ template <class T> struct Placed {
 };
 template <class T, int N> struct Registers { T r[N]; };  // one thread's register array, kept across a barrier
 
-// A production kernel's own steps, thread by thread, tile after tile, the barriers between the loops over threads.
-// path_tiles: load_two_spans | thread_merge, tile_values | tile_stage | tile_store, one shared tile. path_pipelined:
-// pipelined_copy | thread_merge, pipelined_values | pipelined_stage | pipelined_store, through two buffers. Both
-// start as junk and keep older tiles' leftovers, which nothing may read. Values are positions in a||b (shifted
-// unlike their keys), so the output's values are its provenance. Also: span_slots keeps 16-byte copies on 16-byte
-// slots and inside the buffer, and nothing is stored outside the output.
+// A production kernel's own steps, thread by thread, tile after tile, the barriers between the loops over threads:
+// tile_copy (into one buffer for path_tiles, two in turn for path_pipelined) | thread_merge, tile_values |
+// tile_stage | tile_store. The buffers start as junk and keep older tiles' leftovers, which nothing may read. Values
+// are positions in a||b (shifted unlike their keys), so the output's values are its provenance. Also: span_slots
+// keeps 16-byte accesses on 16-byte slots and inside the buffer, and nothing is stored outside the output.
 template <class T>
 bool tilesMatch(const std::vector<float>& ka, const std::vector<float>& kb, int aShift, int bShift, int outShift) {
     constexpr int NT = T::nt, VT = T::vt, NV = T::nv;
-    constexpr bool kPipelined = T::style == PathStyle::Pipelined;
     const int m = static_cast<int>(ka.size()), n = static_cast<int>(kb.size()), total = m + n;
     std::vector<uint32_t> positions(total);
     std::iota(positions.begin(), positions.end(), 0u);
@@ -970,39 +850,27 @@ bool tilesMatch(const std::vector<float>& ka, const std::vector<float>& kb, int 
     std::vector<Registers<uint32_t, VT>> values(NT);
     bool slotsOk = true;
     for (size_t tile = 0; tile * NV < size_t(total); ++tile) {
-        float* sk = keyBuffers.p + (kPipelined ? (tile & 1) * T::slots : 0);
-        uint32_t* sv = valueBuffers.p + (kPipelined ? (tile & 1) * T::slots : 0);
+        float* sk = keyBuffers.p + (tile % T::buffers) * T::slots;
+        uint32_t* sv = valueBuffers.p + (tile % T::buffers) * T::slots;
         const size_t k0 = tile * NV, k1 = std::min<size_t>(k0 + NV, total);
         const TileSpans t = tile_spans(tile, NV, total, co_rank<size_t>(k0, a.p, m, b.p, n), co_rank<size_t>(k1, a.p, m, b.p, n));
-        const int bCount = t.count - t.aCount;
         const SpanSlots ks = span_slots(a.p + t.a0, t.aCount, b.p + t.b0), vs = span_slots(va.p + t.a0, t.aCount, vb.p + t.b0);
-        for (const SpanSlots& s : {ks, vs}) slotsOk = slotsOk && s.aStart < 4 && s.bStart + bCount <= NV + 12;
+        for (const SpanSlots& s : {ks, vs}) slotsOk = slotsOk && s.aStart < 4 && s.bStart + t.count - t.aCount <= NV + 12;
         slotsOk = slotsOk && ks.aStart == static_cast<int>(a.p + t.a0 - align_down_16(a.p + t.a0)) &&
                   ks.bStart % 4 == static_cast<int>(b.p + t.b0 - align_down_16(b.p + t.b0));
-        for (int tid = 0; tid < NT; ++tid)
-            if constexpr (kPipelined) pipelined_copy<NT>(tid, t, a.p, b.p, va.p, vb.p, sk, sv);
-            else load_two_spans<NT, NV>(tid, a.p + t.a0, t.aCount, b.p + t.b0, bCount, sk),
-                 put_sentinel(tid, sk + padded(t.count)),
-                 load_two_spans<NT, NV>(tid, va.p + t.a0, t.aCount, vb.p + t.b0, bCount, sv);
-        for (int tid = 0; tid < NT; ++tid) {  // barrier
+        for (int tid = 0; tid < NT; ++tid) tile_copy<NT>(tid, t, a.p, b.p, va.p, vb.p, sk, sv);
+        for (int tid = 0; tid < NT; ++tid) {  // barrier (1)
             int from[VT];
-            if constexpr (kPipelined)
-                thread_merge<VT, SwizzledView>(tid, sk, ks.aStart, t.aCount, ks.bStart, t.count, keys[tid].r, from),
-                    pipelined_values<VT>(tid, t, ks, vs, sv, from, values[tid].r);
-            else thread_merge<VT, PaddedView>(tid, sk, 0, t.aCount, t.aCount, t.count, keys[tid].r, from),
-                     tile_values<VT>(sv, from, values[tid].r);
+            thread_merge<VT>(tid, sk, ks, t, keys[tid].r, from), tile_values<VT>(tid, t, ks, vs, sv, from, values[tid].r);
         }
-        for (int tid = 0; tid < NT; ++tid)  // barrier
-            if constexpr (kPipelined) pipelined_stage<VT>(tid, keys[tid].r, sk), pipelined_stage<VT>(tid, values[tid].r, sv);
-            else tile_stage<VT>(tid, keys[tid].r, sk), tile_stage<VT>(tid, values[tid].r, sv);
-        for (int tid = 0; tid < NT; ++tid)  // barrier
-            if constexpr (kPipelined) pipelined_store<NT, NV>(tid, sk, t.count, out.p + t.k0),
-                                      pipelined_store<NT, NV>(tid, sv, t.count, vout.p + t.k0);
-            else tile_store<NT, NV>(tid, sk, t.count, out.p + t.k0), tile_store<NT, NV>(tid, sv, t.count, vout.p + t.k0);
+        for (int tid = 0; tid < NT; ++tid)  // barrier (2)
+            tile_stage<VT>(tid, keys[tid].r, sk), tile_stage<VT>(tid, values[tid].r, sv);
+        for (int tid = 0; tid < NT; ++tid)  // barrier (3)
+            tile_store<NT, NV>(tid, sk, t.count, out.p + t.k0), tile_store<NT, NV>(tid, sv, t.count, vout.p + t.k0);
     }
-    const std::string what = cat(kPipelined ? "path_pipelined " : "path_tiles ", NT, "x", VT, ", shifts ", aShift, "/",
-                                 bShift, "/", outShift, ", m=", m, " n=", n);
-    if (kPipelined && !slotsOk) return failed(what + ": a span's slots break the 16-byte alignment or pass the buffer");
+    const std::string what = cat(T::style == PathStyle::Pipelined ? "path_pipelined " : "path_tiles ", NT, "x", VT,
+                                 ", shifts ", aShift, "/", bShift, "/", outShift, ", m=", m, " n=", n);
+    if (!slotsOk) return failed(what + ": a span's slots break the 16-byte alignment or pass the buffer");
     if (!out.untouchedOutside(total) || !vout.untouchedOutside(total)) return failed(what + ": a store landed outside the output");
     return matchesReference(what, ka, kb, out.p, vout.p);
 }
@@ -1032,14 +900,14 @@ template <class... T> bool sweepAll(size_t& runs) { return (sweepTiles<T>(runs) 
 
 void testProductionTiles() {
     using S = PathStyle;
-    size_t tileRuns = 0, pipelinedRuns = 0;  // 4x3: odd vt and tiny nt run the code of 256x16 and 128x32
-    expect(sweepAll<PathTuning<4, 3, S::Tiles>, PathTuning<8, 8, S::Tiles>, PathTuning<2, 16, S::Tiles>,
+    size_t tileRuns = 0, pipelinedRuns = 0;  // tiny nt run the code of 256x16 and 128x32
+    expect(sweepAll<PathTuning<4, 4, S::Tiles>, PathTuning<8, 8, S::Tiles>, PathTuning<2, 16, S::Tiles>,
                     PathTuning<4, 32, S::Tiles>>(tileRuns),
-           "path_tiles steps: load_two_spans, thread_merge, tile_values, tile_stage, tile_store");
+           "path_tiles steps: tile_copy, thread_merge, tile_values, tile_stage, tile_store");
     expect(sweepAll<PathTuning<4, 4, S::Pipelined>, PathTuning<8, 8, S::Pipelined>, PathTuning<2, 24, S::Pipelined>,
                     PathTuning<4, 32, S::Pipelined>>(pipelinedRuns),
-           "path_pipelined steps: pipelined_copy, thread_merge, pipelined_values, _stage, _store, two buffers");
-    std::printf("production tiles: path_tiles 4x3, 8x8, 2x16, 4x32 (%zu runs), path_pipelined 4x4, 8x8, 2x24, 4x32 "
+           "path_pipelined steps: tile_copy, thread_merge, tile_values, _stage, _store, two buffers");
+    std::printf("production tiles: path_tiles 4x4, 8x8, 2x16, 4x32 (%zu runs), path_pipelined 4x4, 8x8, 2x24, 4x32 "
                 "(%zu runs); inputs x 16-byte offsets of a, b, out\n", tileRuns, pipelinedRuns);
 }
 

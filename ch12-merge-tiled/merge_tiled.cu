@@ -3,9 +3,9 @@
 // merge_tiled (12.6: a block loads its two spans coalesced into shared memory first) and
 // merge_circular (12.7: the same shared memory as two circular buffers, refilled round by
 // round), with 12.8's coarsening (tile, outputs per thread) as their runtime knobs.
-// Part B, production: a merge-path partition, then path_tiles (16-byte loads, vt outputs
-// per thread merged in registers, stores coalesced through shared memory) and
-// path_pipelined (resident blocks copy the next tile with cp.async while merging this one).
+// Part B, production: a merge-path partition, then path_tiles (the tile's spans copied into
+// shared memory with 16-byte cp.async, vt outputs per thread merged in registers, stores
+// coalesced through shared memory).
 //
 // Build:  nvcc -std=c++17 -O3 -arch=sm_75 -o merge_tiled merge_tiled.cu   (sm_90 on an H200)
 // Run:    ./merge_tiled                     device report, checks, then keys and key-value tables
@@ -263,19 +263,16 @@ template <class Key, class Value> void launchSeed(const SeedKnobs& k, MergeProbl
 // ================================================================= PART B: production
 // ---- PathTuning: the one source of the production merge's tile and shared-memory sizes, read by the kernels, the
 // launchers and the table alike: nt threads per block, vt values per thread, nv = nt * vt outputs per tile.
-enum class PathStyle { Tiles, Pipelined };
 constexpr int kPartitionThreads = 128;
 constexpr int kMinPathTile = 1024;  // the smallest nv allowed; sizes the split buffer
 
-template <int NT, int VT, PathStyle kStyle> struct PathTuning {
+template <int NT, int VT> struct PathTuning {
     static constexpr int nt = NT, vt = VT, nv = NT * VT;
-    static constexpr PathStyle style = kStyle;
-    // A buffer (path_tiles: one; path_pipelined: two) holds nv elements after at most 3 + 3 + 3 alignment slots
+    // The key buffer (and the value buffer after it) holds nv elements after at most 3 + 3 + 3 alignment slots
     // (span_slots), then the sentinel, in whole 32-word rows for the swizzle.
-    static constexpr int buffers = kStyle == PathStyle::Pipelined ? 2 : 1;
     static constexpr int slots = (nv + 12 + 31) / 32 * 32;
     template <class Key, class Value> __host__ __device__ static constexpr size_t sharedBytes() {
-        return static_cast<size_t>(buffers) * slots * (sizeof(Key) + (kPairs<Value> ? sizeof(Value) : 0));
+        return static_cast<size_t>(slots) * (sizeof(Key) + (kPairs<Value> ? sizeof(Value) : 0));
     }
     static_assert(nv % 4 == 0, "tiles start on 16-byte boundaries for the vector stores");
     static_assert(VT % 4 == 0, "threads stage their outputs as vt / 4 16-byte chunks");
@@ -474,11 +471,21 @@ template <class Key> __global__ void path_partition(const Key* a, size_t m, cons
     splits[p] = co_rank(min_of(p * nv, m + n), a, m, b, n);
 }
 
-// Steps 2 to 4 of both kernels, on a tile that has landed in the buffers: the merge into registers, barrier (2)
-// (every thread has read the buffers), the staging, barrier (3), the coalesced stores.
-template <class T, class Key, class Value>
-__device__ void merge_tile(const TileSpans& t, const Key* a, const Key* b, const Value* va, const Value* vb,
-                           Key* keyBuffer, Value* valueBuffer, Key* out, Value* vout) {
+// path_tiles: one tile of nv outputs per block. Its spans come from the partition, so they hold exactly the tile's
+// outputs and one buffer of nv keys takes both (merge_tiled needs 2 x tile). Barriers: (1) the tile has landed;
+// (2) every thread has read it; (3) the outputs are staged.
+template <class Key, class Value, class T>
+__global__ void __launch_bounds__(T::nt) path_tiles(const Key* a, size_t m, const Key* b, size_t n,
+                                                    const size_t* splits, Key* out, const Value* va,
+                                                    const Value* vb, Value* vout) {
+    extern __shared__ uint4 sharedChunks[];  // uint4: the buffers start 16-byte aligned; PathTuning sizes them
+    Key* keyBuffer = reinterpret_cast<Key*>(sharedChunks);
+    Value* valueBuffer = reinterpret_cast<Value*>(keyBuffer + T::slots);  // (pairs only)
+    const TileSpans t = tile_spans(blockIdx.x, T::nv, m + n, splits[blockIdx.x], splits[blockIdx.x + 1]);
+    tile_copy<T::nt>(threadIdx.x, t, a, b, va, vb, keyBuffer, valueBuffer);
+    __pipeline_commit();
+    __pipeline_wait_prior(0);
+    __syncthreads();  // (1)
     const SpanSlots ks = span_slots(a + t.a0, t.aCount, b + t.b0);
     Key keys[T::vt];
     int from[T::vt];
@@ -493,72 +500,6 @@ __device__ void merge_tile(const TileSpans& t, const Key* a, const Key* b, const
     __syncthreads();  // (3)
     tile_store<T::nt, T::nv>(threadIdx.x, keyBuffer, t.count, out + t.k0);
     if constexpr (kPairs<Value>) tile_store<T::nt, T::nv>(threadIdx.x, valueBuffer, t.count, vout + t.k0);
-}
-
-// Step 1 issued: one group of asynchronous copies per tile.
-template <int NT, class Key, class Value>
-__device__ void start_copies(const TileSpans& t, const Key* a, const Key* b, const Value* va, const Value* vb,
-                             Key* keyBuffer, Value* valueBuffer) {
-    tile_copy<NT>(threadIdx.x, t, a, b, va, vb, keyBuffer, valueBuffer);
-    __pipeline_commit();
-}
-
-// path_tiles: one tile of nv outputs per block. Its spans come from the partition, so they hold exactly the tile's
-// outputs and one buffer of nv keys takes both (merge_tiled needs 2 x tile). Barrier (1): the tile has landed.
-template <class Key, class Value, class T>
-__global__ void __launch_bounds__(T::nt) path_tiles(const Key* a, size_t m, const Key* b, size_t n,
-                                                    const size_t* splits, Key* out, const Value* va,
-                                                    const Value* vb, Value* vout) {
-    extern __shared__ uint4 sharedChunks[];  // uint4: the buffers start 16-byte aligned; PathTuning sizes them
-    Key* keyBuffer = reinterpret_cast<Key*>(sharedChunks);
-    Value* valueBuffer = reinterpret_cast<Value*>(keyBuffer + T::slots);  // (pairs only)
-    const TileSpans t = tile_spans(blockIdx.x, T::nv, m + n, splits[blockIdx.x], splits[blockIdx.x + 1]);
-    start_copies<T::nt>(t, a, b, va, vb, keyBuffer, valueBuffer);
-    __pipeline_wait_prior(0);
-    __syncthreads();  // (1)
-    merge_tile<T>(t, a, b, va, vb, keyBuffer, valueBuffer, out, vout);
-}
-
-// path_pipelined: path_tiles runs load, merge and store one after the other, so a block has nothing in flight while
-// it merges. Here a block stays resident, walks tiles blockIdx.x, + gridDim.x, ..., and starts its next tile's copies
-// (into the other of two buffers) before it merges the current one. Nothing in the loop waits on global memory:
-// copies start a round ahead, and the splits that place a tile are loaded a round before its copies start.
-// Barrier (1): this tile has landed and the other buffer is free.
-template <class Key, class Value, class T>
-__global__ void __launch_bounds__(T::nt) path_pipelined(const Key* a, size_t m, const Key* b, size_t n,
-                                                        const size_t* splits, size_t tiles, Key* out,
-                                                        const Value* va, const Value* vb, Value* vout) {
-    extern __shared__ uint4 sharedChunks[];  // uint4: the buffers start 16-byte aligned
-    Key* keyBuffers = reinterpret_cast<Key*>(sharedChunks);                     // 2 x slots keys
-    Value* valueBuffers = reinterpret_cast<Value*>(keyBuffers + 2 * T::slots);  // 2 x slots values (pairs only)
-    const size_t total = m + n;
-    size_t tile = blockIdx.x;
-    TileSpans t = tile_spans(tile, T::nv, total, splits[tile], splits[tile + 1]);
-    start_copies<T::nt>(t, a, b, va, vb, keyBuffers, valueBuffers);
-    size_t nextSplit0 = 0, nextSplit1 = 0;  // the splits of tile + gridDim.x, loaded ahead
-    if (tile + gridDim.x < tiles) {
-        nextSplit0 = splits[tile + gridDim.x];
-        nextSplit1 = splits[tile + gridDim.x + 1];
-    }
-    for (int round = 0; tile < tiles; ++round, tile += gridDim.x) {
-        const int cur = (round & 1) * T::slots, other = T::slots - cur;
-        Key* keyBuffer = keyBuffers + cur;
-        Value* valueBuffer = valueBuffers + cur;
-        __pipeline_wait_prior(0);
-        __syncthreads();  // (1)
-        const size_t next = tile + gridDim.x, afterNext = next + gridDim.x;
-        TileSpans nextSpans{};
-        if (next < tiles) {
-            nextSpans = tile_spans(next, T::nv, total, nextSplit0, nextSplit1);
-            start_copies<T::nt>(nextSpans, a, b, va, vb, keyBuffers + other, valueBuffers + other);
-        }
-        if (afterNext < tiles) {  // used only next round: this round never waits for it
-            nextSplit0 = splits[afterNext];
-            nextSplit1 = splits[afterNext + 1];
-        }
-        merge_tile<T>(t, a, b, va, vb, keyBuffer, valueBuffer, out, vout);
-        t = nextSpans;
-    }
 }
 
 // ---- launchers. The partition writes the co-rank of every tile boundary into p.splits and returns the tile count.
@@ -579,25 +520,15 @@ template <class T, class Key, class Value> void launchPathTiles(MergeProblem<Key
     CUDA_CHECK_LAUNCH("path_tiles");
 }
 
-// How many blocks of a kernel with `bytes` of dynamic shared memory the card holds at once, granting past 48 KiB
-// what the card's opt-in allows; 0 where it allows less (the row is then left out).
-template <class Kernel> size_t residentBlocks(Kernel kernel, int threads, size_t bytes) {
-    int device = 0, optIn = 0, sms = 0, perSm = 0;
+// Grants a kernel `bytes` of dynamic shared memory per block, past 48 KiB where the card's opt-in allows; false where
+// it allows less (the row is then left out).
+template <class Kernel> bool grantShared(Kernel kernel, size_t bytes) {
+    int device = 0, optIn = 0;
     CUDA_CHECK(cudaGetDevice(&device));
     CUDA_CHECK(cudaDeviceGetAttribute(&optIn, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
-    if (bytes > static_cast<size_t>(optIn)) return 0;
+    if (bytes > static_cast<size_t>(optIn)) return false;
     CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes)));
-    CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&perSm, kernel, threads, bytes));
-    CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-    return static_cast<size_t>(perSm) * sms;
-}
-
-template <class T, class Key, class Value> void launchPipelined(MergeProblem<Key, Value>& p, unsigned blocks) {
-    if (p.total() == 0) return;
-    const size_t tiles = launchPartition<T>(p);
-    path_pipelined<Key, Value, T><<<blocks, T::nt, T::template sharedBytes<Key, Value>()>>>(
-        p.a(), p.m, p.b(), p.n, p.splits.get(), tiles, p.keysOut.get(), p.va(), p.vb(), p.valuesOut.get());
-    CUDA_CHECK_LAUNCH("path_pipelined");
+    return true;
 }
 
 // ================================================================= THE VARIANT TABLE
@@ -606,8 +537,7 @@ template <class T, class Key, class Value> void launchPipelined(MergeProblem<Key
 template <class Key, class Value> using Row = Variant<MergeProblem<Key, Value>>;
 const std::vector<Column> kKnobColumns = {{"tile", 5},   {"vt", 3},          {"threads", 7},
                                           {"blocks", 9}, {"smem/block", 10}, {"out/block", 9}};
-const std::vector<std::string> kRowFamilies = {"merge_basic", "merge_tiled", "merge_circular", "path_tiles",
-                                               "path_pipelined"};
+const std::vector<std::string> kRowFamilies = {"merge_basic", "merge_tiled", "merge_circular", "path_tiles"};
 
 std::string kib(size_t bytes) { return bytes ? fixed(bytes / 1024.0, 1) + " KiB" : "-"; }
 std::vector<std::string> knobCells(size_t tile, int vt, int threads, size_t blocks, size_t smem, size_t perBlock) {
@@ -623,21 +553,12 @@ template <class Key, class Value> Row<Key, Value> seedRow(const SeedKnobs& k, si
 }
 
 // A production row where its buffers fit the card's shared memory per block (key-value buffers take twice the keys').
-// path_pipelined's grid: as many blocks as the card holds at once.
 template <class T, class Key, class Value> void addPath(std::vector<Row<Key, Value>>& rows, size_t total) {
     constexpr size_t smem = T::template sharedBytes<Key, Value>();
-    const std::string shape = " " + std::to_string(T::nt) + "x" + std::to_string(T::vt);
-    const size_t tiles = ceilDiv(total, static_cast<size_t>(T::nv));
-    if constexpr (T::style == PathStyle::Tiles) {
-        if (residentBlocks(path_tiles<Key, Value, T>, T::nt, smem))
-            rows.push_back({"path_tiles" + shape, knobCells(T::nv, T::vt, T::nt, tiles, smem, T::nv),
-                            launchPathTiles<T, Key, Value>});
-    } else if (const size_t resident = residentBlocks(path_pipelined<Key, Value, T>, T::nt, smem)) {
-        const unsigned blocks = static_cast<unsigned>(std::min<size_t>(gridFor(total, T::nv, "path_pipelined"), resident));
-        rows.push_back({"path_pipelined" + shape,
-                        knobCells(T::nv, T::vt, T::nt, blocks, smem, T::nv * ceilDiv(tiles, size_t{blocks})),
-                        [blocks](MergeProblem<Key, Value>& p) { launchPipelined<T>(p, blocks); }});
-    }
+    if (grantShared(path_tiles<Key, Value, T>, smem))
+        rows.push_back({"path_tiles " + std::to_string(T::nt) + "x" + std::to_string(T::vt),
+                        knobCells(T::nv, T::vt, T::nt, ceilDiv(total, size_t{T::nv}), smem, T::nv),
+                        launchPathTiles<T, Key, Value>});
 }
 
 // The seed rows (their knobs come from the sweep options or verify's list), then every compiled production shape.
@@ -646,13 +567,9 @@ template <class Key, class Value>
 std::vector<Row<Key, Value>> variantTable(const std::vector<SeedKnobs>& seed, size_t total) {
     std::vector<Row<Key, Value>> rows;
     for (const SeedKnobs& k : seed) rows.push_back(seedRow<Key, Value>(k, total));
-    using S = PathStyle;
-    addPath<PathTuning<256, 16, S::Tiles>, Key, Value>(rows, total);  // the best key-value path_tiles row
-    addPath<PathTuning<128, 32, S::Tiles>, Key, Value>(rows, total);  // the best keys rows
-    addPath<PathTuning<256, 32, S::Tiles>, Key, Value>(rows, total);
-    addPath<PathTuning<256, 16, S::Pipelined>, Key, Value>(rows, total);  // the key-value rows that fit a T4 (keys)
-    addPath<PathTuning<128, 32, S::Pipelined>, Key, Value>(rows, total);
-    addPath<PathTuning<256, 24, S::Pipelined>, Key, Value>(rows, total);  // the best key-value rows
+    addPath<PathTuning<256, 16>, Key, Value>(rows, total);  // key-value below 2^26 elements; a T4's key-value row
+    addPath<PathTuning<256, 32>, Key, Value>(rows, total);  // keys below 2^26; key-value above (not on a T4: 66 KiB)
+    addPath<PathTuning<384, 32>, Key, Value>(rows, total);  // keys at 2^28 (tiles of 12288 outputs)
     return rows;
 }
 
@@ -831,8 +748,7 @@ template <class T> struct Placed {
 template <class T, int N> struct Registers { T r[N]; };  // one thread's register array, kept across a barrier
 
 // A production kernel's own steps, thread by thread, tile after tile, the barriers between the loops over threads:
-// tile_copy (into one buffer for path_tiles, two in turn for path_pipelined) | thread_merge, tile_values |
-// tile_stage | tile_store. The buffers start as junk and keep older tiles' leftovers, which nothing may read. Values
+// tile_copy | thread_merge, tile_values | tile_stage | tile_store. The buffers start as junk and keep older tiles' leftovers, which nothing may read. Values
 // are positions in a||b (shifted unlike their keys), so the output's values are its provenance. Also: span_slots
 // keeps 16-byte accesses on 16-byte slots and inside the buffer, and nothing is stored outside the output.
 template <class T>
@@ -842,16 +758,16 @@ bool tilesMatch(const std::vector<float>& ka, const std::vector<float>& kb, int 
     std::vector<uint32_t> positions(total);
     std::iota(positions.begin(), positions.end(), 0u);
     const Placed<float> a(ka, aShift, -500.0f), b(kb, bShift, -500.0f), out({}, outShift, -7777.0f, total),
-        keyBuffers({}, 0, -1000.0f, T::buffers * T::slots);  // junk below every key: a stray read would merge it
+        keyBuffers({}, 0, -1000.0f, T::slots);  // junk below every key: a stray read would merge it
     const Placed<uint32_t> va({positions.begin(), positions.begin() + m}, bShift, 99999),
         vb({positions.begin() + m, positions.end()}, aShift, 99999), vout({}, outShift, 77777, total),
-        valueBuffers({}, 0, 55555, T::buffers * T::slots);
+        valueBuffers({}, 0, 55555, T::slots);
     std::vector<Registers<float, VT>> keys(NT);
     std::vector<Registers<uint32_t, VT>> values(NT);
     bool slotsOk = true;
     for (size_t tile = 0; tile * NV < size_t(total); ++tile) {
-        float* sk = keyBuffers.p + (tile % T::buffers) * T::slots;
-        uint32_t* sv = valueBuffers.p + (tile % T::buffers) * T::slots;
+        float* sk = keyBuffers.p;
+        uint32_t* sv = valueBuffers.p;
         const size_t k0 = tile * NV, k1 = std::min<size_t>(k0 + NV, total);
         const TileSpans t = tile_spans(tile, NV, total, co_rank<size_t>(k0, a.p, m, b.p, n), co_rank<size_t>(k1, a.p, m, b.p, n));
         const SpanSlots ks = span_slots(a.p + t.a0, t.aCount, b.p + t.b0), vs = span_slots(va.p + t.a0, t.aCount, vb.p + t.b0);
@@ -868,7 +784,7 @@ bool tilesMatch(const std::vector<float>& ka, const std::vector<float>& kb, int 
         for (int tid = 0; tid < NT; ++tid)  // barrier (3)
             tile_store<NT, NV>(tid, sk, t.count, out.p + t.k0), tile_store<NT, NV>(tid, sv, t.count, vout.p + t.k0);
     }
-    const std::string what = cat(T::style == PathStyle::Pipelined ? "path_pipelined " : "path_tiles ", NT, "x", VT,
+    const std::string what = cat("path_tiles ", NT, "x", VT,
                                  ", shifts ", aShift, "/", bShift, "/", outShift, ", m=", m, " n=", n);
     if (!slotsOk) return failed(what + ": a span's slots break the 16-byte alignment or pass the buffer");
     if (!out.untouchedOutside(total) || !vout.untouchedOutside(total)) return failed(what + ": a store landed outside the output");
@@ -878,7 +794,7 @@ bool tilesMatch(const std::vector<float>& ka, const std::vector<float>& kb, int 
 // T's steps on every pair of lengths around 0, one tile and several tiles, in three shapes (runs of 4 values: ties
 // across the inputs; every a below every b; the reverse), a and b at every offset from a 16-byte boundary, out at 2.
 template <class T> bool sweepTiles(size_t& runs) {
-    SplitMix64 rng(T::style == PathStyle::Pipelined ? 34 : 12);
+    SplitMix64 rng(12);
     auto sortedRun = [&](int length, int alphabet) {
         std::vector<float> v(length);
         for (float& x : v) x = static_cast<float>(rng.below(alphabet));
@@ -899,16 +815,11 @@ template <class T> bool sweepTiles(size_t& runs) {
 template <class... T> bool sweepAll(size_t& runs) { return (sweepTiles<T>(runs) && ...); }  // in order; stops at a failure
 
 void testProductionTiles() {
-    using S = PathStyle;
-    size_t tileRuns = 0, pipelinedRuns = 0;  // tiny nt run the code of 256x16 and 128x32
-    expect(sweepAll<PathTuning<4, 4, S::Tiles>, PathTuning<8, 8, S::Tiles>, PathTuning<2, 16, S::Tiles>,
-                    PathTuning<4, 32, S::Tiles>>(tileRuns),
+    size_t runs = 0;  // tiny nt run the code of 256x16, 256x32 and 384x32 (3x32: a thread count that is no power of 2)
+    expect(sweepAll<PathTuning<4, 4>, PathTuning<8, 8>, PathTuning<2, 16>, PathTuning<4, 32>, PathTuning<3, 32>>(runs),
            "path_tiles steps: tile_copy, thread_merge, tile_values, tile_stage, tile_store");
-    expect(sweepAll<PathTuning<4, 4, S::Pipelined>, PathTuning<8, 8, S::Pipelined>, PathTuning<2, 24, S::Pipelined>,
-                    PathTuning<4, 32, S::Pipelined>>(pipelinedRuns),
-           "path_pipelined steps: tile_copy, thread_merge, tile_values, _stage, _store, two buffers");
-    std::printf("production tiles: path_tiles 4x4, 8x8, 2x16, 4x32 (%zu runs), path_pipelined 4x4, 8x8, 2x24, 4x32 "
-                "(%zu runs); inputs x 16-byte offsets of a, b, out\n", tileRuns, pipelinedRuns);
+    std::printf("production tiles: path_tiles 4x4, 8x8, 2x16, 4x32, 3x32 (%zu runs); inputs x 16-byte offsets of a, "
+                "b, out\n", runs);
 }
 
 int runSelftest() {

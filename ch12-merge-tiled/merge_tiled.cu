@@ -836,12 +836,8 @@ int runSelftest() {
 
 // ================================================================= VERIFY AND THE LESSON
 struct Options {  // the lesson's own (the standard ones live in common/lesson.hpp); read in main
-    MergeShape shape = MergeShape::Random;
-    size_t m = 0, n = 0;
-    std::string key = "float";
-    bool bothKeys = true, oneInput = false, pairs = true;
-    std::vector<size_t> basicVts, tiles, vts;
-    int rounds = 2;
+    MergeShape shape = MergeShape::Random; size_t m = 0, n = 0; std::string key = "float"; int rounds = 2;
+    bool bothKeys = true, oneInput = false, pairs = true; std::vector<size_t> basicVts, tiles, vts;
 };
 
 template <class Key, class Value>

@@ -278,7 +278,7 @@ template <int NT, int VT> struct PathTuning {
     static_assert(VT % 4 == 0, "threads stage their outputs as vt / 4 16-byte chunks");
 };
 
-// ---- pieces. The one shared-memory layout of both kernels. A 16-byte access (a vector store, a cp.async) needs a
+// ---- pieces, path_tiles' steps. Its shared-memory layout: a 16-byte access (a vector store, a cp.async) needs a
 // 16-byte-aligned slot, so each span keeps its offset from a 16-byte boundary in the buffer (span_slots), and the
 // buffer is swizzled against bank conflicts: in each 32-word row, 4-word chunk c sits at chunk c ^ (row & 7). Chunks
 // stay whole; the reads for the global stores are conflict-free, so are the staging stores at vt 16 and 32 (3-way at
@@ -370,7 +370,7 @@ __host__ __device__ void serial_merge_full(const Array& tile, int ai, int aEnd, 
     }
 }
 
-// Step 1 of both kernels, thread tid's share of a tile's spans into a buffer at span_slots, the sentinel after b's
+// Step 1, thread tid's share of a tile's spans into a buffer at span_slots, the sentinel after b's
 // span. One asynchronous copy of kBytes (4 or 16) from global to shared memory: cp.async on sm_80 and later (every
 // copy of the block in flight at once, no registers held: memory-level parallelism is what reaches copy bandwidth);
 // on older cards (T4) the same call compiles to a plain load and store. Thread tid's copies of span src[0, count)
@@ -414,7 +414,7 @@ __host__ __device__ void tile_copy(int tid, const TileSpans& t, const Key* a, co
     }
 }
 
-// Step 2 of both kernels: thread tid's vt outputs of a tile that has landed in a buffer start on diagonal tid * vt:
+// Step 2: thread tid's vt outputs of a tile that has landed in a buffer start on diagonal tid * vt:
 // its co-rank there, then the serial merge into registers (from[r]: slots). Its values: a key's slot moved to its
 // value's slot (the value spans have their own shifts; past the tile's end nothing is read).
 template <int VT, class Key>

@@ -747,10 +747,11 @@ template <class T> struct Placed {
 };
 template <class T, int N> struct Registers { T r[N]; };  // one thread's register array, kept across a barrier
 
-// A production kernel's own steps, thread by thread, tile after tile, the barriers between the loops over threads:
-// tile_copy | thread_merge, tile_values | tile_stage | tile_store. The buffers start as junk and keep older tiles' leftovers, which nothing may read. Values
-// are positions in a||b (shifted unlike their keys), so the output's values are its provenance. Also: span_slots
-// keeps 16-byte accesses on 16-byte slots and inside the buffer, and nothing is stored outside the output.
+// path_tiles' own steps, thread by thread, tile after tile, the barriers between the loops over threads: tile_copy |
+// thread_merge, tile_values | tile_stage | tile_store. The buffers start as junk and keep older tiles' leftovers,
+// which nothing may read. Values are positions in a||b (shifted unlike their keys), so the output's values are their
+// provenance. Also: span_slots keeps 16-byte accesses on 16-byte slots and inside the buffer, and nothing is stored
+// outside the output.
 template <class T>
 bool tilesMatch(const std::vector<float>& ka, const std::vector<float>& kb, int aShift, int bShift, int outShift) {
     constexpr int NT = T::nt, VT = T::vt, NV = T::nv;

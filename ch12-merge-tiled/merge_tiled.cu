@@ -266,8 +266,17 @@ template <class Key, class Value> void launchSeed(const SeedKnobs& k, MergeProbl
 constexpr int kPartitionThreads = 128;
 constexpr int kMinPathTile = 1024;  // the smallest nv allowed; sizes the split buffer
 
-template <int NT, int VT> struct PathTuning {
+// KeyBlocks: the resident blocks per SM the keys-only kernel is compiled for (registers capped to fit them; 0: no
+// cap). Not for key-value, nor below sm_80 (a T4's SM holds 1024 threads, too few for the count).
+template <int NT, int VT, int KeyBlocks = 0> struct PathTuning {
     static constexpr int nt = NT, vt = VT, nv = NT * VT;
+    template <class Value> static constexpr int minBlocks() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
+        return 0;
+#else
+        return kPairs<Value> ? 0 : KeyBlocks;
+#endif
+    }
     // The key buffer (and the value buffer after it) holds nv elements after at most 3 + 3 + 3 alignment slots
     // (span_slots), then the sentinel, in whole 32-word rows for the swizzle.
     static constexpr int slots = (nv + 12 + 31) / 32 * 32;
@@ -475,7 +484,7 @@ template <class Key> __global__ void path_partition(const Key* a, size_t m, cons
 // outputs and one buffer of nv keys takes both (merge_tiled needs 2 x tile). Barriers: (1) the tile has landed;
 // (2) every thread has read it; (3) the outputs are staged.
 template <class Key, class Value, class T>
-__global__ void __launch_bounds__(T::nt) path_tiles(const Key* a, size_t m, const Key* b, size_t n,
+__global__ void __launch_bounds__(T::nt, T::template minBlocks<Value>()) path_tiles(const Key* a, size_t m, const Key* b, size_t n,
                                                     const size_t* splits, Key* out, const Value* va,
                                                     const Value* vb, Value* vout) {
     extern __shared__ uint4 sharedChunks[];  // uint4: the buffers start 16-byte aligned; PathTuning sizes them
@@ -569,7 +578,9 @@ std::vector<Row<Key, Value>> variantTable(const std::vector<SeedKnobs>& seed, si
     for (const SeedKnobs& k : seed) rows.push_back(seedRow<Key, Value>(k, total));
     addPath<PathTuning<256, 16>, Key, Value>(rows, total);  // key-value below 2^26 elements; a T4's key-value row
     addPath<PathTuning<256, 32>, Key, Value>(rows, total);  // keys below 2^26; key-value above (not on a T4: 66 KiB)
-    addPath<PathTuning<384, 32>, Key, Value>(rows, total);  // keys at 2^28 (tiles of 12288 outputs)
+    // Keys at 2^28: tiles of 16384 outputs (a quarter of 384x32's partition searches gone), registers capped at 40
+    // so that 3 blocks fit an SM (64 KiB of keys each; not on a T4). Key-value buffers would be 128 KiB: left out.
+    if constexpr (!kPairs<Value>) addPath<PathTuning<512, 32, 3>, Key, Value>(rows, total);
     return rows;
 }
 
@@ -816,7 +827,7 @@ template <class T> bool sweepTiles(size_t& runs) {
 template <class... T> bool sweepAll(size_t& runs) { return (sweepTiles<T>(runs) && ...); }  // in order; stops at a failure
 
 void testProductionTiles() {
-    size_t runs = 0;  // tiny nt run the code of 256x16, 256x32 and 384x32 (3x32: a thread count that is no power of 2)
+    size_t runs = 0;  // tiny nt run the code of 256x16, 256x32 and 512x32 (3x32: a thread count that is no power of 2)
     expect(sweepAll<PathTuning<4, 4>, PathTuning<8, 8>, PathTuning<2, 16>, PathTuning<4, 32>, PathTuning<3, 32>>(runs),
            "path_tiles steps: tile_copy, thread_merge, tile_values, tile_stage, tile_store");
     std::printf("production tiles: path_tiles 4x4, 8x8, 2x16, 4x32, 3x32 (%zu runs); inputs x 16-byte offsets of a, "

@@ -267,7 +267,7 @@ constexpr int kPartitionThreads = 128;
 constexpr int kMinPathTile = 1024;  // the smallest nv allowed; sizes the split buffer
 
 // KeyBlocks: the resident blocks per SM the keys-only kernel is compiled for (registers capped to fit them; 0: no
-// cap). Not for key-value, nor below sm_80 (a T4's SM holds 1024 threads, too few for the count).
+// cap). Not for key-value, nor below sm_80 (an sm_75 SM, a T4's, holds 1024 threads: too few for 3 blocks of 512).
 template <int NT, int VT, int KeyBlocks = 0> struct PathTuning {
     static constexpr int nt = NT, vt = VT, nv = NT * VT;
     template <class Value> static constexpr int minBlocks() {
@@ -484,9 +484,9 @@ template <class Key> __global__ void path_partition(const Key* a, size_t m, cons
 // outputs and one buffer of nv keys takes both (merge_tiled needs 2 x tile). Barriers: (1) the tile has landed;
 // (2) every thread has read it; (3) the outputs are staged.
 template <class Key, class Value, class T>
-__global__ void __launch_bounds__(T::nt, T::template minBlocks<Value>()) path_tiles(const Key* a, size_t m, const Key* b, size_t n,
-                                                    const size_t* splits, Key* out, const Value* va,
-                                                    const Value* vb, Value* vout) {
+__global__ void __launch_bounds__(T::nt, T::template minBlocks<Value>())
+    path_tiles(const Key* a, size_t m, const Key* b, size_t n, const size_t* splits, Key* out, const Value* va,
+               const Value* vb, Value* vout) {
     extern __shared__ uint4 sharedChunks[];  // uint4: the buffers start 16-byte aligned; PathTuning sizes them
     Key* keyBuffer = reinterpret_cast<Key*>(sharedChunks);
     Value* valueBuffer = reinterpret_cast<Value*>(keyBuffer + T::slots);  // (pairs only)

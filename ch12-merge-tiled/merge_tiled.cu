@@ -266,17 +266,15 @@ template <class Key, class Value> void launchSeed(const SeedKnobs& k, MergeProbl
 constexpr int kPartitionThreads = 128;
 constexpr int kMinPathTile = 1024;  // the smallest nv allowed; sizes the split buffer
 
-// KeyBlocks: the resident blocks per SM the keys-only kernel is compiled for (registers capped to fit them; 0: no
-// cap). Not for key-value, nor below sm_80 (an sm_75 SM, a T4's, holds 1024 threads: too few for 3 blocks of 512).
-template <int NT, int VT, int KeyBlocks = 0> struct PathTuning {
+// MinBlocks: the resident blocks per SM the kernel is compiled for (registers capped to fit them; 0: no cap). Not
+// below sm_80 (an sm_75 SM, a T4's, holds 1024 threads: too few for 3 blocks of 512).
+template <int NT, int VT, int MinBlocks = 0> struct PathTuning {
     static constexpr int nt = NT, vt = VT, nv = NT * VT;
-    template <class Value> static constexpr int minBlocks() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
-        return 0;
+    static constexpr int minBlocks = 0;
 #else
-        return kPairs<Value> ? 0 : KeyBlocks;
+    static constexpr int minBlocks = MinBlocks;
 #endif
-    }
     // The key buffer (and the value buffer after it) holds nv elements after at most 3 + 3 + 3 alignment slots
     // (span_slots), then the sentinel, in whole 32-word rows for the swizzle.
     static constexpr int slots = (nv + 12 + 31) / 32 * 32;
@@ -484,7 +482,7 @@ template <class Key> __global__ void path_partition(const Key* a, size_t m, cons
 // outputs and one buffer of nv keys takes both (merge_tiled needs 2 x tile). Barriers: (1) the tile has landed;
 // (2) every thread has read it; (3) the outputs are staged.
 template <class Key, class Value, class T>
-__global__ void __launch_bounds__(T::nt, T::template minBlocks<Value>())
+__global__ void __launch_bounds__(T::nt, T::minBlocks)
     path_tiles(const Key* a, size_t m, const Key* b, size_t n, const size_t* splits, Key* out, const Value* va,
                const Value* vb, Value* vout) {
     extern __shared__ uint4 sharedChunks[];  // uint4: the buffers start 16-byte aligned; PathTuning sizes them

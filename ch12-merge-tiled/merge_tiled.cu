@@ -535,28 +535,31 @@ template <class T, class Key, class Value> size_t launchPartition(MergeProblem<K
     return tiles;
 }
 
-// Whether the current card takes programmatic dependent launch (compute capability 9.0 and up).
-bool overlapsLaunches() {
-    int device = 0, major = 0;
-    CUDA_CHECK(cudaGetDevice(&device));
-    CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
-    return major >= 9;
+// Whether the merge kernel that runs here was compiled for sm_90 or later, so that its wait_for_partition is a real
+// wait. Not the card's compute capability: an sm_75 build runs on an H200 from its PTX, with both calls compiled to
+// nothing, and launched early its merge would read the splits before the partition wrote them. (Both kernels come
+// from this one file, so they share the PTX version.)
+template <class Kernel> bool overlapsLaunches(Kernel kernel) {
+    cudaFuncAttributes attributes = {};
+    CUDA_CHECK(cudaFuncGetAttributes(&attributes, kernel));
+    return attributes.ptxVersion >= 90;
 }
 
-// The merge follows the partition on the stream; where the card allows, it is launched while the partition runs
-// (see let_merge_start), which takes cudaLaunchKernelEx and the attribute below instead of <<<>>>.
+// The merge follows the partition on the stream; where its code waits (above), it is launched while the partition
+// runs (see let_merge_start), which takes cudaLaunchKernelEx and the attribute below instead of <<<>>>.
 template <class T, class Key, class Value> void launchPathTiles(MergeProblem<Key, Value>& p) {
     if (p.total() == 0) return;
     launchPartition<T>(p);
-    cudaLaunchAttribute overlap = {};
-    overlap.id = cudaLaunchAttributeProgrammaticStreamSerialization;
-    overlap.val.programmaticStreamSerializationAllowed = 1;
+    cudaLaunchAttribute early = {};
+    early.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    early.val.programmaticStreamSerializationAllowed = 1;
     cudaLaunchConfig_t launch = {};
     launch.gridDim = gridFor(p.total(), T::nv, "path_tiles");
     launch.blockDim = T::nt;
     launch.dynamicSmemBytes = T::template sharedBytes<Key, Value>();
-    launch.attrs = &overlap;
-    launch.numAttrs = overlapsLaunches() ? 1 : 0;
+    launch.attrs = &early;
+    static const bool overlap = overlapsLaunches(path_tiles<Key, Value, T>);  // asked once a kernel
+    launch.numAttrs = overlap ? 1 : 0;
     CUDA_CHECK(cudaLaunchKernelEx(&launch, path_tiles<Key, Value, T>, p.a(), p.m, p.b(), p.n,
                                   static_cast<const size_t*>(p.splits.get()), p.keysOut.get(), p.va(), p.vb(),
                                   p.valuesOut.get()));

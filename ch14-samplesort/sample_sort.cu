@@ -1324,7 +1324,7 @@ bool checkRow(const Row<Key>& row, Problem<Key>& p, const std::vector<Key>& inpu
 
 template <class Key>
 std::string balanceLine(const Balance& b) {
-    size_t blocks = 0, keysToBlocks = 0, equal = 0, largest = 0;
+    size_t blocks = 0, keysToBlocks = 0, equal = 0;
     for (const auto& l : b.levels) {
         for (int t = 0; t < kCopyList; ++t) blocks += l.plan.lists[t];
         keysToBlocks += l.plan.keysToBlocks;
@@ -1334,7 +1334,6 @@ std::string balanceLine(const Balance& b) {
     std::snprintf(text, sizeof text, "%zu levels, %zu buckets sorted in one block (mean %.0f keys), %zu keys in "
                   "equality buckets, %.2f passes over memory", b.levels.size(), blocks,
                   blocks ? static_cast<double>(keysToBlocks) / blocks : 0.0, equal, b.passes());
-    (void)largest;
     return text;
 }
 

@@ -263,7 +263,6 @@ using Tier2 = LocalTier<512, 16, 2>;  // up to 8192: a T4 block holds it for key
 using Tier3 = LocalTier<512, 32, 0>;  // up to 16384: more shared memory than a T4 block may have
 
 struct DistributionShared {
-    uint32_t tree[Tuning::maxSlots];                                // nodes 1..k-1, then the k-1 sorted splitters
     unsigned warpCounts[Tuning::warps * Tuning::maxSlots];
     unsigned totals[Tuning::maxSlots], starts[Tuning::maxSlots], scratch[32];
     size_t base[Tuning::maxSlots];                                  // where each bucket's next key goes
@@ -578,32 +577,39 @@ splittersKernel(Source src, const Segment* segs, uint32_t* trees, int levels, in
     }
 }
 
-// Loads a segment's tree and finds the tile's stretch of keys.
-template <int kLevels>
-__device__ inline void openTile(const Segment* segs, unsigned numSegs, const uint32_t* trees, uint32_t* tree,
-                                Segment& s, size_t& tile, size_t& begin, size_t& end) {
+// This block's tile: its segment and its stretch of keys; returns the segment's index.
+__device__ inline unsigned openTile(const Segment* segs, unsigned numSegs, Segment& s, size_t& tile, size_t& begin,
+                                    size_t& end) {
     const unsigned seg = segmentOfTile(segs, numSegs, blockIdx.x);
     s = segs[seg];
     tile = blockIdx.x - s.firstTile;
     begin = s.start + tile * Tuning::tileKeys;
     end = smaller(begin + Tuning::tileKeys, s.start + s.len);
-    for (int i = threadIdx.x; i < (2 << kLevels); i += Tuning::nt) tree[i] = trees[static_cast<size_t>(seg) * (2 << kLevels) + i];
+    return seg;
 }
 
-// One block per tile: its count of keys per bucket, into the segment's rows.
+// One block per tile: its count of keys per bucket, into the segment's rows,
+// and each key's bucket, which the scatter reads instead of walking the tree
+// again (2 bytes a key each way; the walk is 9 of a key's shared-memory loads).
 template <int kLevels, class Source>
 __global__ void __launch_bounds__(Tuning::nt)
-histogramKernel(Source src, const Segment* segs, unsigned numSegs, const uint32_t* trees, unsigned* counts) {
+histogramKernel(Source src, const Segment* segs, unsigned numSegs, const uint32_t* trees, unsigned* counts,
+                uint16_t* buckets) {
     constexpr int slots = 2 << kLevels;
     __shared__ uint32_t tree[slots];
     __shared__ unsigned warpCounts[Tuning::warps * slots];
     Segment s;
     size_t tile, begin, end;
-    openTile<kLevels>(segs, numSegs, trees, tree, s, tile, begin, end);
+    const unsigned seg = openTile(segs, numSegs, s, tile, begin, end);
+    for (int i = threadIdx.x; i < slots; i += Tuning::nt) tree[i] = trees[static_cast<size_t>(seg) * slots + i];
     for (int i = threadIdx.x; i < Tuning::warps * slots; i += Tuning::nt) warpCounts[i] = 0;
     __syncthreads();
     countTile(begin, end, warpCounts + (threadIdx.x >> 5) * slots, slots - 1,
-              [&](size_t i) { return treeBucket(tree, kLevels, src(i)); });
+              [&](size_t i) {
+                  const unsigned b = treeBucket(tree, kLevels, src(i));
+                  buckets[i] = static_cast<uint16_t>(b);
+                  return b;
+              });
     __syncthreads();
     for (int b = threadIdx.x; b < slots; b += Tuning::nt) {
         unsigned sum = 0;
@@ -674,13 +680,13 @@ scanStretchKernel(const unsigned* counts, size_t count, const uint64_t* sums, ui
 // when values travel (keys alone go in any order: see warpRankAnyOrder).
 template <int kLevels, bool kPairs, class Source>
 __global__ void __launch_bounds__(Tuning::nt)
-scatterKernel(Source src, const uint32_t* valuesIn, const Segment* segs, unsigned numSegs, const uint32_t* trees,
+scatterKernel(Source src, const uint32_t* valuesIn, const uint16_t* buckets, const Segment* segs, unsigned numSegs,
               const uint64_t* offsets, uint32_t* keysOut, uint32_t* valuesOut) {
     constexpr int slots = 2 << kLevels;
     __shared__ DistributionShared sh;
     Segment s;
     size_t tile, begin, end;
-    openTile<kLevels>(segs, numSegs, trees, sh.tree, s, tile, begin, end);
+    openTile(segs, numSegs, s, tile, begin, end);
     const uint64_t segmentBase = offsets[countsIndex(s, slots, 0, 0)];
     for (int b = threadIdx.x; b < slots; b += Tuning::nt) sh.base[b] = s.start + offsets[countsIndex(s, slots, b, tile)] - segmentBase;
     // Values keep input order within a bucket: a row of counters per warp
@@ -689,31 +695,29 @@ scatterKernel(Source src, const uint32_t* valuesIn, const Segment* segs, unsigne
     // not warps x slots.
     unsigned* mine = sh.warpCounts + (kPairs ? (threadIdx.x >> 5) * slots : 0);
     const unsigned* totals = kPairs ? sh.totals : sh.warpCounts;
-    // The keys (and values) of a chunk are loaded one chunk ahead, so the
-    // loads are in flight while the chunk before is ranked and written.
+    // The keys (values, buckets) of a chunk are loaded one chunk ahead, so
+    // the loads are in flight while the chunk before is ranked and written.
+    // Pads (past the tile) take the last slot and sort last.
     uint32_t key[Tuning::vt], value[Tuning::vt], nextKey[Tuning::vt], nextValue[Tuning::vt];
-    auto load = [&](size_t chunk, uint32_t (&k)[Tuning::vt], uint32_t (&v)[Tuning::vt]) {
+    unsigned bucket[Tuning::vt], nextBucket[Tuning::vt];
+    auto load = [&](size_t chunk, uint32_t (&k)[Tuning::vt], uint32_t (&v)[Tuning::vt], unsigned (&b)[Tuning::vt]) {
         const size_t len = chunk < end ? smaller(end - chunk, Tuning::nv) : 0;
         DEVICE_UNROLL
         for (int j = 0; j < Tuning::vt; ++j) {
             const unsigned p = stripedPosition<Tuning::vt>(j);
             k[j] = p < len ? src(chunk + p) : 0;
             if (kPairs) v[j] = p < len ? valuesIn[chunk + p] : 0;
+            b[j] = p < len ? buckets[chunk + p] : slots - 1;
         }
     };
-    load(begin, key, value);
+    load(begin, key, value, bucket);
     for (size_t chunk = begin; chunk < end; chunk += Tuning::nv) {
         const unsigned chunkLen = static_cast<unsigned>(smaller(end - chunk, Tuning::nv));
-        load(chunk + Tuning::nv, nextKey, nextValue);
+        load(chunk + Tuning::nv, nextKey, nextValue, nextBucket);
         if (kPairs) for (int i = threadIdx.x & 31; i < slots; i += 32) mine[i] = 0;
         else for (int i = threadIdx.x; i < slots; i += Tuning::nt) mine[i] = 0;  // the thread that moved base[i] on
-        __syncthreads();  // the tree (first chunk) and the last chunk's writes are done
-        unsigned bucket[Tuning::vt], rank[Tuning::vt];
-        DEVICE_UNROLL
-        for (int j = 0; j < Tuning::vt; ++j) {
-            const unsigned p = stripedPosition<Tuning::vt>(j);
-            bucket[j] = p < chunkLen ? treeBucket(sh.tree, kLevels, key[j]) : slots - 1;  // pads sort last
-        }
+        __syncthreads();  // the bases (first chunk) and the last chunk's writes are done
+        unsigned rank[Tuning::vt];
         if constexpr (kPairs) warpRank<kLevels + 1>(bucket, rank, mine);  // values: input order within a bucket
         else warpRankAnyOrder(bucket, rank, mine);
         __syncthreads();
@@ -736,7 +740,7 @@ scatterKernel(Source src, const uint32_t* valuesIn, const Segment* segs, unsigne
         __syncthreads();
         for (int b = threadIdx.x; b < slots; b += Tuning::nt) sh.base[b] += totals[b];
         DEVICE_UNROLL
-        for (int j = 0; j < Tuning::vt; ++j) key[j] = nextKey[j], value[j] = nextValue[j];
+        for (int j = 0; j < Tuning::vt; ++j) key[j] = nextKey[j], value[j] = nextValue[j], bucket[j] = nextBucket[j];
     }
 }
 
@@ -960,7 +964,7 @@ struct ScratchSizes {
     size_t bytes(size_t n, bool pairs) const {
         size_t listTotal = 0;
         for (size_t l : lists) listTotal += l;
-        return 2 * n * (pairs ? 8 : 4) + 2 * segs * sizeof(Segment) + counts * 12 + sums * 8 + trees * 4 +
+        return 2 * n * (pairs ? 8 : 4) + 2 * n + 2 * segs * sizeof(Segment) + counts * 12 + sums * 8 + trees * 4 +
                listTotal * sizeof(Task) + 4096;
     }
 };
@@ -980,6 +984,7 @@ struct Problem {
     SortBuffers<Key> d;
     bool descending = false;
     DeviceBuffer<uint32_t> keysA, keysB, valuesA, valuesB, trees, counts;
+    DeviceBuffer<uint16_t> buckets;  // each key's bucket, from the histogram to the scatter
     DeviceBuffer<uint64_t> offsets, sums;
     DeviceBuffer<Segment> segs[2];
     DeviceBuffer<Task> lists;
@@ -997,6 +1002,7 @@ struct Problem {
         sizes = s;
         keysA.allocate(d.n);
         keysB.allocate(d.n);
+        buckets.allocate(d.n);
         if (d.pairs) valuesA.allocate(d.n), valuesB.allocate(d.n);
         trees.allocate(s.trees);
         counts.allocate(s.counts);
@@ -1052,10 +1058,10 @@ Plan runLevel(Problem<Key>& p, size_t cap, int level, Source src, const uint32_t
     splittersKernel<<<numSegs, Tuning::sampleNt>>>(src, segs, p.trees.get(), kLevels, level, level < Tuning::sampledLevels);
     CUDA_CHECK_LAUNCH("splittersKernel");
     const unsigned tiles = gridFor(numTiles, 1, "histogramKernel");
-    histogramKernel<kLevels><<<tiles, Tuning::nt>>>(src, segs, numSegs, p.trees.get(), p.counts.get());
+    histogramKernel<kLevels><<<tiles, Tuning::nt>>>(src, segs, numSegs, p.trees.get(), p.counts.get(), p.buckets.get());
     CUDA_CHECK_LAUNCH("histogramKernel");
     scanCounts(p, numTiles * slots);
-    scatterKernel<kLevels, kPairs><<<tiles, Tuning::nt>>>(src, valuesIn, segs, numSegs, p.trees.get(), p.offsets.get(),
+    scatterKernel<kLevels, kPairs><<<tiles, Tuning::nt>>>(src, valuesIn, p.buckets.get(), segs, numSegs, p.offsets.get(),
                                                           keysOut, valuesOut);
     CUDA_CHECK_LAUNCH("scatterKernel");
     CUDA_CHECK(cudaMemsetAsync(p.plan.get(), 0, sizeof(Plan)));

@@ -868,7 +868,7 @@ bucketSortKernel(const Task* tasks, const uint32_t* keysIn, const uint32_t* valu
     };
     unsigned shift = 0;
     if (!kPairs) {
-        shift = t.bits - 8 * (t.bits > kWideDigit ? (t.bits - kWideDigit + 7) / 8 : 0);
+        shift = t.bits < kWideDigit ? t.bits : kWideDigit;  // the stable passes take the rest, 8 bits or fewer the last
         const unsigned slots = (1u << shift) + 1;
         for (unsigned i = threadIdx.x; i < slots; i += Tier::nt) warpCounts[i] = 0;
         __syncthreads();
@@ -931,8 +931,11 @@ struct Balance {
         if (!n) return 0;
         double keysMoved = 0;
         for (const auto& l : levels) keysMoved += l.keys;
-        const double keyShare = pairs ? 0.5 : 1.0;  // the histogram reads keys only
-        return 1.0 + keysMoved / n * (0.5 * keyShare + 1.0);
+        // A level: the histogram reads the keys and writes each key's 2-byte
+        // bucket, the scatter reads the bucket back (8 bytes a key: keys
+        // alone, a whole pass; key-value, half) and moves keys and values.
+        const double keyShare = pairs ? 0.5 : 1.0;
+        return 1.0 + keysMoved / n * (keyShare + 1.0);
     }
 };
 
@@ -1409,8 +1412,8 @@ int runVerifyAs(const Run& run) {
     for (const auto& [dist, name] : sortShapeNames())
         for (size_t n : sizes) {
             const bool big = n > 65537;
-            for (int mode = 0; mode < 3; ++mode) {  // pairs ascending; keys only descending; pairs descending (smaller)
-                const bool pairs = mode != 1, descending = mode != 0;
+            for (int mode = 0; mode < 4; ++mode) {  // pairs ascending; keys descending; pairs descending (smaller); keys ascending
+                const bool pairs = mode == 0 || mode == 2, descending = mode == 1 || mode == 2;
                 if (mode == 2 && big) continue;
                 const auto input = makeSortInput<Key>(dist, n, 7 * n + mode);
                 const auto want = referenceSort(input, descending);

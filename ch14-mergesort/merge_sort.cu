@@ -38,14 +38,16 @@
 #include <utility>
 
 // The order: common's rank (key_order.hpp, IEEE totalOrder for floats),
-// fixed at compile time for Part A's seed kernels. Part B's kernels take the
-// same map at run time (RankMap: the first pass turns keys into ranks, the
-// last turns them back), so they are compiled once for every key type and
-// direction, and every comparison in between is one unsigned compare.
+// fixed at compile time for the kernels. Inside Part B every key travels as
+// its rank, so every comparison is one unsigned compare.
 template <class Key, bool kDescending>
 struct Order {
+    using key_type = Key;
+    static constexpr bool descending = kDescending;
     static constexpr uint32_t flip = kDescending ? ~0u : 0u;
-    __host__ __device__ bool operator()(const Key& a, const Key& b) const { return rankOf(a, flip) < rankOf(b, flip); }
+    __host__ __device__ static uint32_t rank(Key k) { return rankOf(k, flip); }
+    __host__ __device__ static Key key(uint32_t r) { return keyOfRank<Key>(r, flip); }
+    __host__ __device__ bool operator()(const Key& a, const Key& b) const { return rank(a) < rank(b); }
 };
 
 // ================================================================ Part A
@@ -431,15 +433,15 @@ __host__ __device__ inline size_t mergePassWidth(size_t tile, int pass) { return
 // The coalesced store of a tile from shared memory, shared by every kernel
 // of Part B: thread tid writes x = i * nt + tid (x < count) at base + x,
 // converting ranks back to keys on the sort's last pass (kToKey).
-template <int kNt, int kVt, bool kPairs, bool kToKey>
+template <int kNt, int kVt, class Ord, bool kPairs, bool kToKey>
 __host__ __device__ inline void storeTile(int tid, int count, const uint32_t* sKeys, const uint32_t* sVals,
-                                          uint32_t* keysOut, uint32_t* valsOut, size_t base, RankMap map) {
+                                          uint32_t* keysOut, uint32_t* valsOut, size_t base) {
 #pragma unroll
     for (int i = 0; i < kVt; ++i) {
         const int x = i * kNt + tid;
         if (x < count) {
             const uint32_t r = sKeys[x];
-            keysOut[base + x] = kToKey ? map.word(r) : r;
+            keysOut[base + x] = kToKey ? wordOf(Ord::key(r)) : r;
             if (kPairs) valsOut[base + x] = sVals[x];
         }
     }
@@ -455,10 +457,10 @@ __host__ __device__ inline void storeTile(int tid, int count, const uint32_t* sK
 //   sort) -> log2(blockNt) in-block merge rounds (runs of
 //   vt, 2vt, ... merged by merge path in shared) -> store coalesced.
 // kToKey: this is the only pass, so write keys (not ranks) out.
-template <class T, bool kPairs, bool kToKey>
+template <class T, class Ord, bool kPairs, bool kFromKey, bool kToKey>
 __global__ void __launch_bounds__(T::blockNt)
 blockSortKernel(const uint32_t* keysIn, const uint32_t* valsIn, uint32_t* keysOut, uint32_t* valsOut,
-                size_t n, RankMap map) {
+                size_t n) {
     constexpr int nt = T::blockNt, vt = T::blockVt, tile = T::tile;
     extern __shared__ uint32_t smem[];
     uint32_t* sKeys = smem;              // tile + 1
@@ -471,7 +473,10 @@ blockSortKernel(const uint32_t* keysIn, const uint32_t* valsIn, uint32_t* keysOu
     for (int i = 0; i < vt; ++i) {
         const int x = i * nt + tid;
         uint32_t r = 0xFFFFFFFFu;
-        if (x < count) r = map.rank(keysIn[tileStart + x]);
+        if (x < count) {
+            const uint32_t word = keysIn[tileStart + x];
+            r = kFromKey ? Ord::rank(fromWord<typename Ord::key_type>(word)) : word;
+        }
         sKeys[x] = r;
         if (kPairs) sVals[x] = x < count ? valsIn[tileStart + x] : 0u;
     }
@@ -514,7 +519,7 @@ blockSortKernel(const uint32_t* keysIn, const uint32_t* valsIn, uint32_t* keysOu
         if (kPairs) sVals[tid * vt + i] = v[i];
     }
     __syncthreads();
-    storeTile<nt, vt, kPairs, kToKey>(tid, count, sKeys, sVals, keysOut, valsOut, tileStart, map);
+    storeTile<nt, vt, Ord, kPairs, kToKey>(tid, count, sKeys, sVals, keysOut, valsOut, tileStart);
 }
 
 // Partition: for every merge tile, where its first output's co-rank lies
@@ -535,10 +540,10 @@ __global__ void partitionKernel(const uint32_t* keys, size_t* partitions, size_t
 // pair's end); both are loaded coalesced into one shared array (a span then
 // b span), each thread merges vt outputs from its merge-path split, and the
 // results go out through shared memory as coalesced stores.
-template <class T, bool kPairs, bool kToKey>
+template <class T, class Ord, bool kPairs, bool kToKey>
 __global__ void __launch_bounds__(T::nt)
 mergeKernel(const uint32_t* keysIn, const uint32_t* valsIn, uint32_t* keysOut, uint32_t* valsOut,
-            const size_t* partitions, size_t n, size_t width, RankMap map) {
+            const size_t* partitions, size_t n, size_t width) {
     constexpr int nt = T::nt, vt = T::vt, nv = T::nv;
     extern __shared__ uint32_t smem[];
     uint32_t* sKeys = smem;                 // nv + 1: the tile's inputs (a span, then b span)
@@ -577,7 +582,7 @@ mergeKernel(const uint32_t* keysIn, const uint32_t* valsIn, uint32_t* keysOut, u
     serialMergeToShared<vt, kPairs, true>(sKeys, sVals, a, aCount, aCount + diag - a, count, mine, sOut + diag,
                                           sOutVals + diag);
     __syncthreads();
-    storeTile<nt, vt, kPairs, kToKey>(tid, count, sOut, sOutVals, keysOut, valsOut, t0, map);
+    storeTile<nt, vt, Ord, kPairs, kToKey>(tid, count, sOut, sOutVals, keysOut, valsOut, t0);
 }
 
 // ---------------------------------------------------- four-way merge passes
@@ -766,10 +771,10 @@ __host__ __device__ inline void merge4Round2(int tid, const Tile4& s, const uint
 }
 
 // Store: coalesced, converting ranks back to keys on the last pass.
-template <class T, bool kPairs, bool kToKey>
+template <class T, class Ord, bool kPairs, bool kToKey>
 __host__ __device__ inline void merge4Store(int tid, const Tile4& s, const uint32_t* sOut, const uint32_t* sOutVals,
-                                            uint32_t* keysOut, uint32_t* valsOut, RankMap map) {
-    storeTile<T::nt, T::vt, kPairs, kToKey>(tid, s.offset[4], sOut, sOutVals, keysOut, valsOut, s.t0, map);
+                                            uint32_t* keysOut, uint32_t* valsOut) {
+    storeTile<T::nt, T::vt, Ord, kPairs, kToKey>(tid, s.offset[4], sOut, sOutVals, keysOut, valsOut, s.t0);
 }
 
 // Partition: one thread per merge tile, the four-way co-rank of the tile's
@@ -793,10 +798,10 @@ __global__ void partition4Kernel(const uint32_t* keys, size_t* partitions, size_
 // Merge: one block per tile of nv outputs: load the four spans, merge them
 // pairwise (round 1), merge the two results (round 2), store. Three
 // barriers; shared memory T::merge4Bytes(kPairs).
-template <class T, bool kPairs, bool kToKey>
+template <class T, class Ord, bool kPairs, bool kToKey>
 __global__ void __launch_bounds__(T::nt)
 merge4Kernel(const uint32_t* keysIn, const uint32_t* valsIn, uint32_t* keysOut, uint32_t* valsOut,
-             const size_t* partitions, size_t n, size_t width, RankMap map) {
+             const size_t* partitions, size_t n, size_t width) {
     constexpr int nv = T::nv;
     extern __shared__ uint32_t smem[];
     uint32_t* sKeys = smem;              // nv + 1: the four spans; round 2's output
@@ -811,7 +816,7 @@ merge4Kernel(const uint32_t* keysIn, const uint32_t* valsIn, uint32_t* keysOut, 
     __syncthreads();
     merge4Round2<T, kPairs>(tid, s, sMid, sMidVals, sKeys, sVals);
     __syncthreads();
-    merge4Store<T, kPairs, kToKey>(tid, s, sKeys, sVals, keysOut, valsOut, map);
+    merge4Store<T, Ord, kPairs, kToKey>(tid, s, sKeys, sVals, keysOut, valsOut);
 }
 
 // --------------------------------------------------- the pass plan, 4-way
@@ -859,8 +864,8 @@ struct PassBuffers {
 };
 
 // kFourWay: merge four runs a pass (mergeStep), else two.
-template <class T, bool kPairs, bool kFourWay>
-std::vector<Pass> planSortWith(const PassBuffers& buf, size_t n, RankMap map) {
+template <class T, class Ord, bool kPairs, bool kFourWay>
+std::vector<Pass> planSortWith(const PassBuffers& buf, size_t n) {
     std::vector<Pass> plan;
     if (n == 0) return plan;
     const int merges = kFourWay ? mergeStepCount(n, T::tile) : mergePassCount(n, T::tile);
@@ -869,7 +874,7 @@ std::vector<Pass> planSortWith(const PassBuffers& buf, size_t n, RankMap map) {
     };
     auto valsAt = [&](int pass) { return ((merges - pass) % 2 == 0) ? buf.valsOut : buf.tmpVals; };
     {
-        auto kernel = merges == 0 ? blockSortKernel<T, kPairs, true> : blockSortKernel<T, kPairs, false>;
+        auto kernel = merges == 0 ? blockSortKernel<T, Ord, kPairs, true, true> : blockSortKernel<T, Ord, kPairs, true, false>;
         const size_t bytes = T::blockSortBytes(kPairs);
         CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes)));
         const auto in = static_cast<const uint32_t*>(buf.keysIn);
@@ -877,7 +882,7 @@ std::vector<Pass> planSortWith(const PassBuffers& buf, size_t n, RankMap map) {
         uint32_t *out = keysAt(0), *vout = valsAt(0);
         const unsigned blocks = gridFor(n, T::tile, "blockSortKernel");
         plan.push_back({"block sort", size_t{T::tile}, [=] {
-                            kernel<<<blocks, T::blockNt, bytes>>>(in, vin, out, vout, n, map);
+                            kernel<<<blocks, T::blockNt, bytes>>>(in, vin, out, vout, n);
                             CUDA_CHECK_LAUNCH("blockSortKernel");
                         }});
     }
@@ -892,14 +897,14 @@ std::vector<Pass> planSortWith(const PassBuffers& buf, size_t n, RankMap map) {
         const unsigned partitionBlocks = gridFor(tiles, 256, "partition"), mergeBlocks = gridFor(tiles, 1, "merge");
         const bool four = step.ways == 4;  // the two kernels of each kind share one signature
         auto partition = four ? partition4Kernel : partitionKernel;
-        auto kernel = four ? (last ? merge4Kernel<T, kPairs, true> : merge4Kernel<T, kPairs, false>)
-                           : (last ? mergeKernel<T, kPairs, true> : mergeKernel<T, kPairs, false>);
+        auto kernel = four ? (last ? merge4Kernel<T, Ord, kPairs, true> : merge4Kernel<T, Ord, kPairs, false>)
+                           : (last ? mergeKernel<T, Ord, kPairs, true> : mergeKernel<T, Ord, kPairs, false>);
         const size_t bytes = four ? T::merge4Bytes(kPairs) : T::mergeBytes(kPairs);
         CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes)));
         plan.push_back({four ? "merge x4" : "merge", width, [=] {
                             partition<<<partitionBlocks, 256>>>(in, parts, n, width, T::nv, tiles);
                             CUDA_CHECK_LAUNCH("the partition kernel");
-                            kernel<<<mergeBlocks, T::nt, bytes>>>(in, vin, out, vout, parts, n, width, map);
+                            kernel<<<mergeBlocks, T::nt, bytes>>>(in, vin, out, vout, parts, n, width);
                             CUDA_CHECK_LAUNCH("the merge kernel");
                         }});
     }
@@ -941,7 +946,8 @@ size_t sortingBytes(size_t n, bool pairs) {
 
 template <class T, class Key, bool kPairs, bool kFourWay>
 std::vector<Pass> planFor(Sorting<Key>& s) {
-    return planSortWith<T, kPairs, kFourWay>(s.buffers(), s.d.n, rankMapOf<Key>(s.descending ? ~0u : 0u));
+    return s.descending ? planSortWith<T, Order<Key, true>, kPairs, kFourWay>(s.buffers(), s.d.n)
+                        : planSortWith<T, Order<Key, false>, kPairs, kFourWay>(s.buffers(), s.d.n);
 }
 
 template <class Key>
@@ -1083,7 +1089,7 @@ bool merge4Matches(size_t n, size_t width, uint64_t alphabet, uint64_t seed) {
         for (int tid = 0; tid < T::nt; ++tid) merge4Round1<T, kPairs>(tid, tile, sKeys, sVals, sMid, sMidVals);
         for (int tid = 0; tid < T::nt; ++tid) merge4Round2<T, kPairs>(tid, tile, sMid, sMidVals, sKeys, sVals);
         for (int tid = 0; tid < T::nt; ++tid)
-            merge4Store<T, kPairs, false>(tid, tile, sKeys, sVals, outKeys.data(), outVals.data(), RankMap{});
+            merge4Store<T, Order<uint32_t, false>, kPairs, false>(tid, tile, sKeys, sVals, outKeys.data(), outVals.data());
     }
     std::vector<size_t> want(n);
     std::iota(want.begin(), want.end(), size_t{0});

@@ -217,9 +217,10 @@ bool runPartA() {
 }
 
 // ===================================================== Part B: production
-// Part B sorts 32-bit ordered keys (common's rankOf: uint32, int32 and float
-// mapped to unsigned words in the same order, flipped for --descending) and
-// turns them back into keys on the last write.
+// Part B sorts 32-bit ordered keys (common's RankMap: uint32, int32 and float
+// mapped to unsigned words in the same order, flipped for --descending, at
+// run time, so each kernel is compiled once) and turns them back into keys
+// on the last write.
 // --------------------------------------------------------------------- tuning
 
 struct Tuning {
@@ -239,18 +240,27 @@ struct Tuning {
 };
 
 // A one-block bucket sort: kNt threads, kVt keys each, sorted in shared
-// memory by 8-bit digits (radix, least significant first: stable).
-template <int kNt, int kVt>
+// memory by digits, least significant first: 8 bits a pass, stable; keys
+// alone take their lowest digit, up to kWideDigit bits, in one pass in any
+// order first (bucketSortKernel says why).
+constexpr unsigned kWideDigit = 10;
+template <int kNt, int kVt, int kKeyBlocks>
 struct LocalTier {
     static constexpr int nt = kNt, vt = kVt, nv = kNt * kVt, warps = kNt / 32;
+    // Blocks an SM keeps of the keys-alone sort (0: no bound): the register
+    // cap, without which the any-order pass takes the 256- and 512-thread
+    // tiers from 64 registers to 76-79 (sm_90), one block fewer an SM.
+    static constexpr int keyBlocks = kKeyBlocks;
+    // counters: a row of 256 per warp (stable passes), or one row of 2^kWideDigit + 1 for the block
+    static constexpr int countWords = warps * 256 > (1 << kWideDigit) + 1 ? warps * 256 : (1 << kWideDigit) + 32;
     static size_t sharedBytes(bool pairs) {
-        return (size_t{nv} * (pairs ? 8 : 4)) + sizeof(unsigned) * (size_t{warps} * 256 + 2 * 256 + 32);
+        return (size_t{nv} * (pairs ? 8 : 4)) + sizeof(unsigned) * (size_t{countWords} + 2 * 256 + 32);
     }
 };
-using Tier0 = LocalTier<128, 8>;   // up to 1024 keys
-using Tier1 = LocalTier<256, 16>;  // up to 4096
-using Tier2 = LocalTier<512, 16>;  // up to 8192: a T4 block holds it for keys alone
-using Tier3 = LocalTier<512, 32>;  // up to 16384: more shared memory than a T4 block may have
+using Tier0 = LocalTier<128, 8, 0>;   // up to 1024 keys
+using Tier1 = LocalTier<256, 16, 4>;  // up to 4096
+using Tier2 = LocalTier<512, 16, 2>;  // up to 8192: a T4 block holds it for keys alone
+using Tier3 = LocalTier<512, 32, 0>;  // up to 16384: more shared memory than a T4 block may have
 
 struct DistributionShared {
     uint32_t tree[Tuning::maxSlots];                                // nodes 1..k-1, then the k-1 sorted splitters
@@ -387,16 +397,14 @@ __host__ __device__ inline size_t samplePosition(const Segment& s, int level, in
     return s.start + mix64(z) % s.len;
 }
 
-// Where keys come from: the caller's keys (the first level), or ordered keys.
-template <class Key>
-struct KeySource {
-    const Key* keys;
-    uint32_t flip;
-    __device__ uint32_t operator()(size_t i) const { return rankOf(keys[i], flip); }
-};
-struct OrderedSource {
-    const uint32_t* keys;
-    __device__ uint32_t operator()(size_t i) const { return keys[i]; }
+// Where a level's keys come from, as ranks: the caller's keys through the
+// sort's RankMap (the first level), or the ranks the level before wrote
+// (the identity map). One type: the kernels are compiled once, not once a
+// key type and direction.
+struct WordSource {
+    const uint32_t* words;
+    RankMap map;
+    __device__ uint32_t operator()(size_t i) const { return map.rank(words[i]); }
 };
 
 // ---------------------------------------------------------- block-level helpers
@@ -475,16 +483,32 @@ __device__ inline unsigned blockExclusiveSum(unsigned x, unsigned* scratch, unsi
     return below + inclusive - x;
 }
 
+// starts = the exclusive scan of counts over `slots` entries (the two may be
+// one array), by the whole block: each thread a consecutive stretch.
+template <int kNt>
+__device__ inline void slotsExclusiveScan(const unsigned* counts, unsigned* starts, int slots, unsigned* scratch) {
+    const int per = (slots + kNt - 1) / kNt, first = threadIdx.x * per;
+    const int last = first + per < slots ? first + per : slots;
+    unsigned mine = 0;
+    for (int b = first; b < last; ++b) mine += counts[b];
+    unsigned total;
+    unsigned start = blockExclusiveSum<kNt>(mine, scratch, total);
+    for (int b = first; b < last; ++b) {
+        const unsigned c = counts[b];
+        starts[b] = start;
+        start += c;
+    }
+    __syncthreads();
+}
+
 // After warpRank in every warp: each warp's count row becomes the count of
 // the same bucket in earlier warps, totals the chunk's count per bucket, and
 // starts where each bucket begins in the chunk sorted by bucket.
+// (Each thread sums the slots it then scans: no barrier between.)
 template <int kNt>
 __device__ inline void chunkOffsets(unsigned* warpCounts, int slots, unsigned* totals, unsigned* starts, unsigned* scratch) {
-    const int per = (slots + kNt - 1) / kNt;
-    unsigned mine = 0;
-    for (int q = 0; q < per; ++q) {
-        const int b = threadIdx.x * per + q;
-        if (b >= slots) break;
+    const int per = (slots + kNt - 1) / kNt, first = threadIdx.x * per;
+    for (int b = first; b < first + per && b < slots; ++b) {
         unsigned sum = 0;
         for (int w = 0; w < kNt / 32; ++w) {
             const unsigned c = warpCounts[w * slots + b];
@@ -492,17 +516,8 @@ __device__ inline void chunkOffsets(unsigned* warpCounts, int slots, unsigned* t
             sum += c;
         }
         totals[b] = sum;
-        mine += sum;
     }
-    unsigned total;
-    unsigned start = blockExclusiveSum<kNt>(mine, scratch, total);
-    for (int q = 0; q < per; ++q) {
-        const int b = threadIdx.x * per + q;
-        if (b >= slots) break;
-        starts[b] = start;
-        start += totals[b];
-    }
-    __syncthreads();
+    slotsExclusiveScan<kNt>(totals, starts, slots, scratch);
 }
 
 // Item j of this lane in a chunk: warps own consecutive stretches, lanes
@@ -668,7 +683,12 @@ scatterKernel(Source src, const uint32_t* valuesIn, const Segment* segs, unsigne
     openTile<kLevels>(segs, numSegs, trees, sh.tree, s, tile, begin, end);
     const uint64_t segmentBase = offsets[countsIndex(s, slots, 0, 0)];
     for (int b = threadIdx.x; b < slots; b += Tuning::nt) sh.base[b] = s.start + offsets[countsIndex(s, slots, b, tile)] - segmentBase;
-    unsigned* mine = sh.warpCounts + (threadIdx.x >> 5) * slots;
+    // Values keep input order within a bucket: a row of counters per warp
+    // (warpRank, chunkOffsets). Keys alone take any order: one row for the
+    // block, ranked by atomics, so a chunk clears and scans slots counters,
+    // not warps x slots.
+    unsigned* mine = sh.warpCounts + (kPairs ? (threadIdx.x >> 5) * slots : 0);
+    const unsigned* totals = kPairs ? sh.totals : sh.warpCounts;
     // The keys (and values) of a chunk are loaded one chunk ahead, so the
     // loads are in flight while the chunk before is ranked and written.
     uint32_t key[Tuning::vt], value[Tuning::vt], nextKey[Tuning::vt], nextValue[Tuning::vt];
@@ -685,7 +705,8 @@ scatterKernel(Source src, const uint32_t* valuesIn, const Segment* segs, unsigne
     for (size_t chunk = begin; chunk < end; chunk += Tuning::nv) {
         const unsigned chunkLen = static_cast<unsigned>(smaller(end - chunk, Tuning::nv));
         load(chunk + Tuning::nv, nextKey, nextValue);
-        for (int i = threadIdx.x & 31; i < slots; i += 32) mine[i] = 0;
+        if (kPairs) for (int i = threadIdx.x & 31; i < slots; i += 32) mine[i] = 0;
+        else for (int i = threadIdx.x; i < slots; i += Tuning::nt) mine[i] = 0;  // the thread that moved base[i] on
         __syncthreads();  // the tree (first chunk) and the last chunk's writes are done
         unsigned bucket[Tuning::vt], rank[Tuning::vt];
         DEVICE_UNROLL
@@ -696,10 +717,11 @@ scatterKernel(Source src, const uint32_t* valuesIn, const Segment* segs, unsigne
         if constexpr (kPairs) warpRank<kLevels + 1>(bucket, rank, mine);  // values: input order within a bucket
         else warpRankAnyOrder(bucket, rank, mine);
         __syncthreads();
-        chunkOffsets<Tuning::nt>(sh.warpCounts, slots, sh.totals, sh.starts, sh.scratch);
+        if (kPairs) chunkOffsets<Tuning::nt>(sh.warpCounts, slots, sh.totals, sh.starts, sh.scratch);
+        else slotsExclusiveScan<Tuning::nt>(mine, sh.starts, slots, sh.scratch);
         DEVICE_UNROLL
         for (int j = 0; j < Tuning::vt; ++j) {
-            const unsigned p = sh.starts[bucket[j]] + mine[bucket[j]] + rank[j];
+            const unsigned p = sh.starts[bucket[j]] + (kPairs ? mine[bucket[j]] : 0) + rank[j];
             sh.stageKeys[p] = key[j];
             if (kPairs) sh.stageValues[p] = value[j];
             sh.stageBucket[p] = static_cast<uint16_t>(bucket[j]);
@@ -712,7 +734,7 @@ scatterKernel(Source src, const uint32_t* valuesIn, const Segment* segs, unsigne
             if (kPairs) valuesOut[to] = sh.stageValues[i];
         }
         __syncthreads();
-        for (int b = threadIdx.x; b < slots; b += Tuning::nt) sh.base[b] += sh.totals[b];
+        for (int b = threadIdx.x; b < slots; b += Tuning::nt) sh.base[b] += totals[b];
         DEVICE_UNROLL
         for (int j = 0; j < Tuning::vt; ++j) key[j] = nextKey[j], value[j] = nextValue[j];
     }
@@ -782,21 +804,25 @@ __global__ void classifyKernel(const Segment* segs, unsigned numSegs, const uint
 }
 
 // One block per task: the bucket's keys (minus its lo) in registers, sorted
-// by 8-bit digits, least significant first, each digit a stable rank
-// (warpRank, chunkOffsets) and a move through shared memory; then written out
-// as keys. Positions past the bucket hold all-ones keys and stay last.
-template <class Tier, bool kPairs, class Key>
-__global__ void __launch_bounds__(Tier::nt)
-bucketSortKernel(const Task* tasks, const uint32_t* keysIn, const uint32_t* valuesIn, Key* keysOut,
-                 uint32_t* valuesOut, uint32_t flip) {
+// by digits, least significant first, each a rank and a move through shared
+// memory; then written out as keys. Positions past the bucket hold all-ones
+// keys and stay last. A stable pass takes 8 bits (warpRank, chunkOffsets).
+// Keys alone first take their lowest digit, up to kWideDigit bits, in one
+// pass in any order: equal keys are equal bits, and the stable passes above
+// keep the order it leaves, so it ranks by atomics on one row of counters
+// for the block (warpRankAnyOrder), with the pads in the row's last slot.
+template <class Tier, bool kPairs>
+__global__ void __launch_bounds__(Tier::nt, kPairs ? 0 : Tier::keyBlocks)
+bucketSortKernel(const Task* tasks, const uint32_t* keysIn, const uint32_t* valuesIn, uint32_t* keysOut,
+                 uint32_t* valuesOut, RankMap map) {
     extern __shared__ unsigned char localShared[];
     uint32_t* sKeys = reinterpret_cast<uint32_t*>(localShared);
     uint32_t* sValues = sKeys + Tier::nv;
     unsigned* warpCounts = sKeys + Tier::nv * (kPairs ? 2 : 1);
-    unsigned *totals = warpCounts + Tier::warps * 256, *starts = totals + 256, *scratch = starts + 256;
+    unsigned *totals = warpCounts + Tier::countWords, *starts = totals + 256, *scratch = starts + 256;
     const Task t = tasks[blockIdx.x];
     uint32_t key[Tier::vt], value[Tier::vt];
-    unsigned rank[Tier::vt];  // after warpRank: rank << 8 | digit, so the digits need no registers of their own
+    unsigned rank[Tier::vt];  // rank << 11 | digit, so the digits need no registers of their own
     DEVICE_UNROLL
     for (int j = 0; j < Tier::vt; ++j) {
         const unsigned p = stripedPosition<Tier::vt>(j);
@@ -808,23 +834,20 @@ bucketSortKernel(const Task* tasks, const uint32_t* keysIn, const uint32_t* valu
     // rank last and land past the bucket anyway, so it ranks and moves
     // nothing (its count row stays 0) and waits at the barriers.
     const bool busy = (threadIdx.x >> 5) * 32u * Tier::vt < t.len;
-    for (unsigned shift = 0; shift < t.bits; shift += 8) {
-        for (int i = threadIdx.x & 31; i < 256; i += 32) mine[i] = 0;
-        __syncwarp();
-        if (busy) {
-            unsigned digit[Tier::vt];
-            DEVICE_UNROLL
-            for (int j = 0; j < Tier::vt; ++j) digit[j] = (key[j] >> shift) & 0xFF;
-            warpRank<8>(digit, rank, mine);
-            DEVICE_UNROLL
-            for (int j = 0; j < Tier::vt; ++j) rank[j] = rank[j] << 8 | digit[j];
-        }
-        __syncthreads();
-        chunkOffsets<Tier::nt>(warpCounts, 256, totals, starts, scratch);
+    auto rankBy = [&](unsigned shift, unsigned mask, unsigned padDigit, auto ranker) {
+        unsigned digit[Tier::vt];
+        DEVICE_UNROLL
+        for (int j = 0; j < Tier::vt; ++j)
+            digit[j] = padDigit && stripedPosition<Tier::vt>(j) >= t.len ? padDigit : (key[j] >> shift) & mask;
+        ranker(digit);
+        DEVICE_UNROLL
+        for (int j = 0; j < Tier::vt; ++j) rank[j] = rank[j] << 11 | digit[j];
+    };
+    auto move = [&](const unsigned* starts, const unsigned* before) {  // then every lane reads its places back
         if (busy) {
             DEVICE_UNROLL
             for (int j = 0; j < Tier::vt; ++j) {
-                const unsigned d = rank[j] & 0xFF, p = starts[d] + mine[d] + (rank[j] >> 8);
+                const unsigned d = rank[j] & 0x7FF, p = starts[d] + (before ? before[d] : 0) + (rank[j] >> 11);
                 sKeys[p] = key[j];
                 if (kPairs) sValues[p] = value[j];
             }
@@ -838,24 +861,43 @@ bucketSortKernel(const Task* tasks, const uint32_t* keysIn, const uint32_t* valu
             if (kPairs) value[j] = sValues[p];
         }
         __syncthreads();
+    };
+    unsigned shift = 0;
+    if (!kPairs) {
+        shift = t.bits < kWideDigit ? t.bits : kWideDigit;  // the stable passes take the rest, 8 bits or fewer the last
+        const unsigned slots = (1u << shift) + 1;
+        for (unsigned i = threadIdx.x; i < slots; i += Tier::nt) warpCounts[i] = 0;
+        __syncthreads();
+        if (busy) rankBy(0, (1u << shift) - 1, slots - 1, [&](const unsigned (&d)[Tier::vt]) { warpRankAnyOrder(d, rank, warpCounts); });
+        __syncthreads();
+        slotsExclusiveScan<Tier::nt>(warpCounts, warpCounts, slots, scratch);
+        move(warpCounts, nullptr);
+    }
+    for (; shift < t.bits; shift += 8) {
+        for (int i = threadIdx.x & 31; i < 256; i += 32) mine[i] = 0;
+        __syncwarp();
+        if (busy) rankBy(shift, 0xFF, 0, [&](const unsigned (&d)[Tier::vt]) { warpRank<8>(d, rank, mine); });
+        __syncthreads();
+        chunkOffsets<Tier::nt>(warpCounts, 256, totals, starts, scratch);
+        move(starts, mine);
     }
     DEVICE_UNROLL
     for (int j = 0; j < Tier::vt; ++j) {
         const unsigned p = stripedPosition<Tier::vt>(j);
         if (p >= t.len) continue;
-        keysOut[t.start + p] = keyOfRank<Key>(key[j] + t.lo, flip);
+        keysOut[t.start + p] = map.word(key[j] + t.lo);
         if (kPairs) valuesOut[t.start + p] = value[j];
     }
 }
 
 // One block per piece of a bucket whose keys are all equal: already in order.
-template <bool kPairs, class Key>
+template <bool kPairs>
 __global__ void __launch_bounds__(Tuning::copyNt)
-copyKernel(const Task* tasks, const uint32_t* keysIn, const uint32_t* valuesIn, Key* keysOut, uint32_t* valuesOut,
-           uint32_t flip) {
+copyKernel(const Task* tasks, const uint32_t* keysIn, const uint32_t* valuesIn, uint32_t* keysOut, uint32_t* valuesOut,
+           RankMap map) {
     const Task t = tasks[blockIdx.x];
     for (unsigned i = threadIdx.x; i < t.len; i += Tuning::copyNt) {
-        keysOut[t.start + i] = keyOfRank<Key>(keysIn[t.start + i], flip);
+        keysOut[t.start + i] = map.word(keysIn[t.start + i]);
         if (kPairs) valuesOut[t.start + i] = valuesIn[t.start + i];
     }
 }
@@ -949,6 +991,8 @@ struct Problem {
 
     Problem(const std::vector<Key>& input, bool pairs, bool desc) : d(uploadSort(input, pairs)), descending(desc) {}
     void poison() { d.poison(); }
+    RankMap map() const { return rankMapOf<Key>(descending ? ~0u : 0u); }
+    uint32_t* outWords() { return reinterpret_cast<uint32_t*>(d.out.get()); }  // 4-byte keys, moved as words
     void reserve(const ScratchSizes& s) {
         sizes = s;
         keysA.allocate(d.n);
@@ -988,10 +1032,10 @@ void launchBucketSorts(Problem<Key>& p, int list, unsigned count, const uint32_t
     // The opt-in past 48 KiB belongs to the current device: set at every
     // launch (a host call), so a process driving several GPUs (as
     // sample_sort_gpus.cu does, a thread each) has it on each of them.
-    CUDA_CHECK(cudaFuncSetAttribute(bucketSortKernel<Tier, kPairs, Key>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+    CUDA_CHECK(cudaFuncSetAttribute(bucketSortKernel<Tier, kPairs>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                     static_cast<int>(shared)));
-    bucketSortKernel<Tier, kPairs, Key><<<count, Tier::nt, shared>>>(p.lists.get() + p.listBase[list], keys, values,
-                                                                     p.d.out.get(), p.d.vout.get(), p.descending ? ~0u : 0u);
+    bucketSortKernel<Tier, kPairs><<<count, Tier::nt, shared>>>(p.lists.get() + p.listBase[list], keys, values,
+                                                                p.outWords(), p.d.vout.get(), p.map());
     CUDA_CHECK_LAUNCH("bucketSortKernel");
 }
 
@@ -1031,7 +1075,7 @@ Plan runLevel(Problem<Key>& p, size_t cap, int level, Source src, const uint32_t
     launchBucketSorts<Tier3, kPairs>(p, 3, plan.lists[3], keysOut, valuesOut);
     if (plan.lists[kCopyList]) {
         copyKernel<kPairs><<<plan.lists[kCopyList], Tuning::copyNt>>>(p.lists.get() + p.listBase[kCopyList], keysOut, valuesOut,
-                                                                     p.d.out.get(), p.d.vout.get(), p.descending ? ~0u : 0u);
+                                                                     p.outWords(), p.d.vout.get(), p.map());
         CUDA_CHECK_LAUNCH("copyKernel");
     }
     return plan;
@@ -1055,9 +1099,9 @@ void sampleSortAs(Problem<Key>& p, size_t cap) {
             std::exit(kExitCheckFailed);
         }
         const Plan plan = level == 0
-            ? runLevel<Key, kLevels, kPairs>(p, cap, 0, KeySource<Key>{p.d.in.get(), p.descending ? ~0u : 0u}, p.d.vin.get(),
-                                             numSegs, numTiles)
-            : runLevel<Key, kLevels, kPairs>(p, cap, level, OrderedSource{level & 1 ? p.keysA.get() : p.keysB.get()},
+            ? runLevel<Key, kLevels, kPairs>(p, cap, 0, WordSource{reinterpret_cast<const uint32_t*>(p.d.in.get()), p.map()},
+                                             p.d.vin.get(), numSegs, numTiles)
+            : runLevel<Key, kLevels, kPairs>(p, cap, level, WordSource{level & 1 ? p.keysA.get() : p.keysB.get(), RankMap{}},
                                              level & 1 ? p.valuesA.get() : p.valuesB.get(), numSegs, numTiles);
         p.balance.levels.push_back({numSegs, keys, plan});
         keys -= plan.keysToBlocks + plan.keysEqual;
@@ -1359,8 +1403,8 @@ int runVerifyAs(const Run& run) {
     for (const auto& [dist, name] : sortShapeNames())
         for (size_t n : sizes) {
             const bool big = n > 65537;
-            for (int mode = 0; mode < 3; ++mode) {  // pairs ascending; keys only descending; pairs descending (smaller)
-                const bool pairs = mode != 1, descending = mode != 0;
+            for (int mode = 0; mode < 4; ++mode) {  // pairs ascending; keys descending; pairs descending (smaller); keys ascending
+                const bool pairs = mode == 0 || mode == 2, descending = mode == 1 || mode == 2;
                 if (mode == 2 && big) continue;
                 const auto input = makeSortInput<Key>(dist, n, 7 * n + mode);
                 const auto want = referenceSort(input, descending);

@@ -62,3 +62,22 @@ KEY_ORDER_HD inline Key keyOfRank(uint32_t rank, uint32_t flip) {
     return keyFromOrderedBits<Key>(rank ^ flip);
 }
 
+
+// The same map chosen at run time, for kernels that move keys as 32-bit
+// words and are compiled once for every key type and both directions: three
+// masks, a few XORs a key. rankMapOf<Key>(flip) is rankOf / keyOfRank's map.
+struct RankMap {
+    uint32_t sign = 0;  // 0x80000000 for int32 and float keys
+    uint32_t low = 0;   // 0x7FFFFFFF for float keys: a negative float flips every bit
+    uint32_t flip = 0;  // ~0 sorts descending
+    KEY_ORDER_HD uint32_t rank(uint32_t word) const { return word ^ sign ^ ((word >> 31) ? low : 0u) ^ flip; }
+    KEY_ORDER_HD uint32_t word(uint32_t rank) const {
+        const uint32_t r = rank ^ flip;
+        return r ^ sign ^ ((r >> 31) ? 0u : low);
+    }
+};
+template <class Key>
+KEY_ORDER_HD inline RankMap rankMapOf(uint32_t flip) {
+    return {std::is_same<Key, uint32_t>::value ? 0u : 0x80000000u, std::is_same<Key, float>::value ? 0x7FFFFFFFu : 0u,
+            flip};
+}

@@ -2,7 +2,8 @@
 // common/sort_buffers.cuh against the order stated plainly, on edge values
 // of every key type: the rank map keeps <, puts -0.0 before +0.0 and NaNs at
 // the ends (IEEE totalOrder), round-trips every key bit for bit, and the
-// descending flip reverses it; and the host reference sorts by it, stably.
+// descending flip reverses it; RankMap, its run-time form, is the same map;
+// and the host reference sorts by it, stably.
 #include "../inputs.hpp"
 #include "../selftest.hpp"
 #include "../sort_buffers.cuh"
@@ -35,6 +36,11 @@ void testOrder(const std::vector<Key>& samples) {
             const std::string pair = std::string(keyName<Key>()) + " " + formatKey(a) + " vs " + formatKey(b);
             expect(plainLess(a, b) == (orderedBits(a) < orderedBits(b)), pair + ": the rank keeps the order");
             expect(RankLess<Key>{~0u}(a, b) == plainLess(b, a), pair + ": descending reverses it");
+        }
+        for (uint32_t flip : {0u, ~0u}) {  // the run-time map is the same map, both ways
+            const RankMap map = rankMapOf<Key>(flip);
+            expect(map.rank(wordOf(a)) == rankOf(a, flip) && map.word(rankOf(a, flip)) == wordOf(a),
+                   std::string(keyName<Key>()) + " " + formatKey(a) + ": RankMap is rankOf and keyOfRank");
         }
     }
 }

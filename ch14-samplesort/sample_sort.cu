@@ -992,7 +992,10 @@ struct Problem {
     Problem(const std::vector<Key>& input, bool pairs, bool desc) : d(uploadSort(input, pairs)), descending(desc) {}
     void poison() { d.poison(); }
     RankMap map() const { return rankMapOf<Key>(descending ? ~0u : 0u); }
-    uint32_t* outWords() { return reinterpret_cast<uint32_t*>(d.out.get()); }  // 4-byte keys, moved as words
+    // The kernels move 4-byte keys as words (map() gives them their order).
+    static_assert(sizeof(Key) == sizeof(uint32_t), "sample_sort moves keys as 32-bit words");
+    const uint32_t* inWords() const { return reinterpret_cast<const uint32_t*>(d.in.get()); }
+    uint32_t* outWords() { return reinterpret_cast<uint32_t*>(d.out.get()); }
     void reserve(const ScratchSizes& s) {
         sizes = s;
         keysA.allocate(d.n);
@@ -1099,7 +1102,7 @@ void sampleSortAs(Problem<Key>& p, size_t cap) {
             std::exit(kExitCheckFailed);
         }
         const Plan plan = level == 0
-            ? runLevel<Key, kLevels, kPairs>(p, cap, 0, WordSource{reinterpret_cast<const uint32_t*>(p.d.in.get()), p.map()},
+            ? runLevel<Key, kLevels, kPairs>(p, cap, 0, WordSource{p.inWords(), p.map()},
                                              p.d.vin.get(), numSegs, numTiles)
             : runLevel<Key, kLevels, kPairs>(p, cap, level, WordSource{level & 1 ? p.keysA.get() : p.keysB.get(), RankMap{}},
                                              level & 1 ? p.valuesA.get() : p.valuesB.get(), numSegs, numTiles);

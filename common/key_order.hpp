@@ -62,7 +62,6 @@ KEY_ORDER_HD inline Key keyOfRank(uint32_t rank, uint32_t flip) {
     return keyFromOrderedBits<Key>(rank ^ flip);
 }
 
-
 // The same map chosen at run time, for kernels that move keys as 32-bit
 // words and are compiled once for every key type and both directions: three
 // masks, a few XORs a key. rankMapOf<Key>(flip) is rankOf / keyOfRank's map.

@@ -689,15 +689,17 @@ scatterKernel(Source src, const uint32_t* valuesIn, const Segment* segs, unsigne
     // not warps x slots.
     unsigned* mine = sh.warpCounts + (kPairs ? (threadIdx.x >> 5) * slots : 0);
     const unsigned* totals = kPairs ? sh.totals : sh.warpCounts;
-    // The keys (and values) of a chunk are loaded one chunk ahead, so the
-    // loads are in flight while the chunk before is ranked and written.
+    // The words (and values) of a chunk are loaded one chunk ahead, so the
+    // loads are in flight while the chunk before is ranked and written; they
+    // become ranks only when their chunk's turn comes (mapped at the load,
+    // the warp waited there for them: Nsight Compute, 2026-12-03).
     uint32_t key[Tuning::vt], value[Tuning::vt], nextKey[Tuning::vt], nextValue[Tuning::vt];
     auto load = [&](size_t chunk, uint32_t (&k)[Tuning::vt], uint32_t (&v)[Tuning::vt]) {
         const size_t len = chunk < end ? smaller(end - chunk, Tuning::nv) : 0;
         DEVICE_UNROLL
         for (int j = 0; j < Tuning::vt; ++j) {
             const unsigned p = stripedPosition<Tuning::vt>(j);
-            k[j] = p < len ? src(chunk + p) : 0;
+            k[j] = p < len ? src.words[chunk + p] : 0;
             if (kPairs) v[j] = p < len ? valuesIn[chunk + p] : 0;
         }
     };
@@ -712,6 +714,7 @@ scatterKernel(Source src, const uint32_t* valuesIn, const Segment* segs, unsigne
         DEVICE_UNROLL
         for (int j = 0; j < Tuning::vt; ++j) {
             const unsigned p = stripedPosition<Tuning::vt>(j);
+            key[j] = src.map.rank(key[j]);
             bucket[j] = p < chunkLen ? treeBucket(sh.tree, kLevels, key[j]) : slots - 1;  // pads sort last
         }
         if constexpr (kPairs) warpRank<kLevels + 1>(bucket, rank, mine);  // values: input order within a bucket

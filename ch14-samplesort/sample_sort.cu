@@ -262,15 +262,22 @@ using Tier1 = LocalTier<256, 16, 4>;  // up to 4096
 using Tier2 = LocalTier<512, 16, 2>;  // up to 8192: a T4 block holds it for keys alone
 using Tier3 = LocalTier<512, 32, 0>;  // up to 16384: more shared memory than a T4 block may have
 
-struct DistributionShared {
-    uint32_t tree[Tuning::maxSlots];                                // nodes 1..k-1, then the k-1 sorted splitters
-    unsigned warpCounts[Tuning::warps * Tuning::maxSlots];
-    unsigned totals[Tuning::maxSlots], starts[Tuning::maxSlots], scratch[32];
-    size_t base[Tuning::maxSlots];                                  // where each bucket's next key goes
-    uint32_t stageKeys[Tuning::nv], stageValues[Tuning::nv];
-    uint16_t stageBucket[Tuning::nv];
+// A scatter chunk and its shared memory. Keys alone take 4096 keys a chunk
+// (at 256 buckets, runs of about 16 keys a bucket to write) on 512 threads;
+// with values, 2048 on 256, so that the per-warp rows and both staged
+// arrays stay in 48 KiB.
+template <bool kPairs>
+struct ScatterShared {
+    static constexpr int nt = kPairs ? 256 : 512, vt = 8, nv = nt * vt, warps = nt / 32, rows = kPairs ? warps : 1;
+    uint32_t tree[Tuning::maxSlots];             // nodes 1..k-1, then the k-1 sorted splitters
+    unsigned counts[rows * Tuning::maxSlots];    // a row per warp with values, one for the block without
+    unsigned starts[Tuning::maxSlots], scratch[32];
+    size_t delta[Tuning::maxSlots];              // the chunk's staged key i, of bucket b, goes to delta[b] + i
+    uint32_t stageKeys[nv], stageValues[kPairs ? nv : 1];
+    uint16_t stageBucket[nv];
 };
-static_assert(sizeof(DistributionShared) <= 48 * 1024, "the distribution kernels use static shared memory");
+static_assert(sizeof(ScatterShared<true>) <= 48 * 1024 && sizeof(ScatterShared<false>) <= 48 * 1024,
+              "the scatter uses static shared memory");
 
 // A piece of the array one level distributes: its keys lie in [lo, hi].
 struct Segment {
@@ -308,12 +315,19 @@ __host__ __device__ inline int treeNode(unsigned i, int levels) {
 // branch), which counts b = the splitters <= key, as bucketOf does; a key
 // equal to splitter b-1 goes to equality bucket 2b-1, the others to 2b. So
 // bucket 2b holds sorted[b-1] < key < sorted[b], and 2b-1 needs no sort.
+// Splitter b-1, the largest <= key, is the last node the walk turned right
+// at: kept in a register on the way down, so the test reads no memory.
 __host__ __device__ inline unsigned treeBucket(const uint32_t* tree, int levels, uint32_t key) {
-    const uint32_t* sorted = tree + (1u << levels);
     unsigned node = 1;
-    for (int l = 0; l < levels; ++l) node = 2 * node + (key >= tree[node]);
+    uint32_t below = ~key;  // the last splitter <= key; no turn right: any value but key
+    for (int l = 0; l < levels; ++l) {
+        const uint32_t splitter = tree[node];
+        const bool right = key >= splitter;
+        node = 2 * node + right;
+        below = right ? splitter : below;
+    }
     const unsigned b = node - (1u << levels);
-    return 2 * b - (b > 0 && sorted[b - 1] == key);
+    return 2 * b - (below == key);
 }
 
 // Splitter j (0 <= j < k-1) of a segment: from the sorted sample, evenly
@@ -382,7 +396,7 @@ __host__ __device__ inline unsigned segmentOfTile(const Segment* segs, unsigned 
 }
 
 // out[i] = carry + in[0] + ... + in[i-1]; returns the sum carried on.
-__host__ __device__ inline uint64_t serialExclusiveScan(const unsigned* in, uint64_t* out, int count, uint64_t carry) {
+inline uint64_t serialExclusiveScan(const unsigned* in, uint64_t* out, int count, uint64_t carry) {
     for (int i = 0; i < count; ++i) {
         out[i] = carry;
         carry += in[i];
@@ -613,12 +627,17 @@ histogramKernel(Source src, const Segment* segs, unsigned numSegs, const uint32_
 }
 
 // The exclusive scan of every histogram row, in three launches: the sum of
-// each block's stretch, the scan of those sums (one block), then each stretch.
+// each block's stretch, the scan of those sums (one block), then each
+// stretch. A stretch is read as a chunk is (stripedPosition: each warp 32
+// consecutive counts at a time), so every load and store coalesces.
 __global__ void __launch_bounds__(Tuning::scanNt) scanSumsKernel(const unsigned* counts, size_t count, uint64_t* sums) {
     __shared__ unsigned scratch[32];
-    const size_t first = static_cast<size_t>(blockIdx.x) * Tuning::scanNv + threadIdx.x * Tuning::scanVt;
+    const size_t first = static_cast<size_t>(blockIdx.x) * Tuning::scanNv;
     unsigned mine = 0;
-    for (int q = 0; q < Tuning::scanVt; ++q) mine += first + q < count ? counts[first + q] : 0;
+    for (int q = 0; q < Tuning::scanVt; ++q) {
+        const size_t i = first + stripedPosition<Tuning::scanVt>(q);
+        mine += i < count ? counts[i] : 0;
+    }
     unsigned total;
     blockExclusiveSum<Tuning::scanNt>(mine, scratch, total);  // a stretch's sum fits: 4096 counts of keys per tile row
     if (threadIdx.x == 0) sums[blockIdx.x] = total;
@@ -648,98 +667,151 @@ __global__ void __launch_bounds__(1024) scanBlockSumsKernel(uint64_t* sums, size
     }
 }
 
+// Each warp's part of the stretch is 32 x scanVt consecutive counts: the
+// warps' totals are scanned across the block (lane 0 of each warp carries
+// its warp's), then each row of 32 by shuffles, carried on row to row.
 __global__ void __launch_bounds__(Tuning::scanNt)
 scanStretchKernel(const unsigned* counts, size_t count, const uint64_t* sums, uint64_t* offsets) {
     __shared__ unsigned scratch[32];
-    const size_t first = static_cast<size_t>(blockIdx.x) * Tuning::scanNv + threadIdx.x * Tuning::scanVt;
-    unsigned in[Tuning::scanVt];
-    uint64_t out[Tuning::scanVt];
-    unsigned mine = 0;
+    const unsigned lane = threadIdx.x & 31;
+    const size_t first = static_cast<size_t>(blockIdx.x) * Tuning::scanNv;
+    unsigned in[Tuning::scanVt], warpSum = 0;
     DEVICE_UNROLL
     for (int q = 0; q < Tuning::scanVt; ++q) {
-        in[q] = first + q < count ? counts[first + q] : 0;
-        mine += in[q];
+        const size_t i = first + stripedPosition<Tuning::scanVt>(q);
+        in[q] = i < count ? counts[i] : 0;
+        warpSum += in[q];
     }
+    for (int d = 16; d > 0; d >>= 1) warpSum += __shfl_xor_sync(0xFFFFFFFFu, warpSum, d);
     unsigned total;
-    const unsigned below = blockExclusiveSum<Tuning::scanNt>(mine, scratch, total);
-    serialExclusiveScan(in, out, Tuning::scanVt, sums[blockIdx.x] + below);
+    const unsigned warpsBelow = blockExclusiveSum<Tuning::scanNt>(lane == 0 ? warpSum : 0, scratch, total);
+    uint64_t carry = sums[blockIdx.x] + __shfl_sync(0xFFFFFFFFu, warpsBelow, 0);
     DEVICE_UNROLL
-    for (int q = 0; q < Tuning::scanVt; ++q)
-        if (first + q < count) offsets[first + q] = out[q];
+    for (int q = 0; q < Tuning::scanVt; ++q) {
+        unsigned inclusive = in[q];
+        for (int d = 1; d < 32; d <<= 1) {
+            const unsigned y = __shfl_up_sync(0xFFFFFFFFu, inclusive, d);
+            if (lane >= static_cast<unsigned>(d)) inclusive += y;
+        }
+        const size_t i = first + stripedPosition<Tuning::scanVt>(q);
+        if (i < count) offsets[i] = carry + inclusive - in[q];
+        carry += __shfl_sync(0xFFFFFFFFu, inclusive, 31);
+    }
 }
 
 // One block per tile: every key (and value) to its bucket's place. A chunk is
-// first sorted by bucket in shared memory (warpRank, chunkOffsets), so that
-// the writes of one bucket are consecutive; within a bucket, input order
-// when values travel (keys alone go in any order: see warpRankAnyOrder).
-template <int kLevels, bool kPairs, class Source>
-__global__ void __launch_bounds__(Tuning::nt)
-scatterKernel(Source src, const uint32_t* valuesIn, const Segment* segs, unsigned numSegs, const uint32_t* trees,
+// first sorted by bucket in shared memory, so that the writes of one bucket
+// are consecutive; within a bucket, input order when values travel
+// (warpRank), any order for keys alone (warpRankAnyOrder says why).
+template <int kLevels, bool kPairs>
+__global__ void __launch_bounds__(ScatterShared<kPairs>::nt)
+scatterKernel(WordSource src, const uint32_t* valuesIn, const Segment* segs, unsigned numSegs, const uint32_t* trees,
               const uint64_t* offsets, uint32_t* keysOut, uint32_t* valuesOut) {
-    constexpr int slots = 2 << kLevels;
-    __shared__ DistributionShared sh;
+    using Shared = ScatterShared<kPairs>;
+    constexpr int slots = 2 << kLevels, vt = Shared::vt, nv = Shared::nv;
+    __shared__ Shared sh;
     Segment s;
     size_t tile, begin, end;
     openTile<kLevels>(segs, numSegs, trees, sh.tree, s, tile, begin, end);
+    for (int i = threadIdx.x; i < Shared::rows * slots; i += Shared::nt) sh.counts[i] = 0;
+    // Each thread owns `per` consecutive slots: it keeps their next places in
+    // the output in registers and does their share of every chunk's scan.
+    constexpr int per = (slots + Shared::nt - 1) / Shared::nt;
+    const int firstSlot = threadIdx.x * per;
     const uint64_t segmentBase = offsets[countsIndex(s, slots, 0, 0)];
-    for (int b = threadIdx.x; b < slots; b += Tuning::nt) sh.base[b] = s.start + offsets[countsIndex(s, slots, b, tile)] - segmentBase;
-    // Values keep input order within a bucket: a row of counters per warp
-    // (warpRank, chunkOffsets). Keys alone take any order: one row for the
-    // block, ranked by atomics, so a chunk clears and scans slots counters,
-    // not warps x slots.
-    unsigned* mine = sh.warpCounts + (kPairs ? (threadIdx.x >> 5) * slots : 0);
-    const unsigned* totals = kPairs ? sh.totals : sh.warpCounts;
+    size_t base[per];
+    DEVICE_UNROLL
+    for (int q = 0; q < per; ++q)
+        base[q] = firstSlot + q < slots ? s.start + offsets[countsIndex(s, slots, firstSlot + q, tile)] - segmentBase : 0;
+    unsigned* mine = sh.counts + (kPairs ? (threadIdx.x >> 5) * slots : 0);
     // The words (and values) of a chunk are loaded one chunk ahead, so the
     // loads are in flight while the chunk before is ranked and written; they
     // become ranks only when their chunk's turn comes (mapped at the load,
     // the warp waited there for them: Nsight Compute, 2026-12-03).
-    uint32_t key[Tuning::vt], value[Tuning::vt], nextKey[Tuning::vt], nextValue[Tuning::vt];
-    auto load = [&](size_t chunk, uint32_t (&k)[Tuning::vt], uint32_t (&v)[Tuning::vt]) {
-        const size_t len = chunk < end ? smaller(end - chunk, Tuning::nv) : 0;
+    uint32_t key[vt], value[vt], nextKey[vt], nextValue[vt];
+    auto load = [&](size_t chunk, uint32_t (&k)[vt], uint32_t (&v)[vt]) {
+        const size_t len = chunk < end ? smaller(end - chunk, nv) : 0;
         DEVICE_UNROLL
-        for (int j = 0; j < Tuning::vt; ++j) {
-            const unsigned p = stripedPosition<Tuning::vt>(j);
+        for (int j = 0; j < vt; ++j) {
+            const unsigned p = stripedPosition<vt>(j);
             k[j] = p < len ? src.words[chunk + p] : 0;
             if (kPairs) v[j] = p < len ? valuesIn[chunk + p] : 0;
         }
     };
     load(begin, key, value);
-    for (size_t chunk = begin; chunk < end; chunk += Tuning::nv) {
-        const unsigned chunkLen = static_cast<unsigned>(smaller(end - chunk, Tuning::nv));
-        load(chunk + Tuning::nv, nextKey, nextValue);
-        if (kPairs) for (int i = threadIdx.x & 31; i < slots; i += 32) mine[i] = 0;
-        else for (int i = threadIdx.x; i < slots; i += Tuning::nt) mine[i] = 0;  // the thread that moved base[i] on
-        __syncthreads();  // the tree (first chunk) and the last chunk's writes are done
-        unsigned bucket[Tuning::vt], rank[Tuning::vt];
+    __syncthreads();  // the tree and the cleared counters
+    for (size_t chunk = begin; chunk < end; chunk += nv) {
+        const unsigned chunkLen = static_cast<unsigned>(smaller(end - chunk, nv));
+        load(chunk + nv, nextKey, nextValue);
+        if (kPairs) {  // this warp's row: its last reader was this warp's staging
+            for (int i = threadIdx.x & 31; i < slots; i += 32) mine[i] = 0;
+            __syncwarp();
+        }
+        unsigned bucket[vt], rank[vt];
         DEVICE_UNROLL
-        for (int j = 0; j < Tuning::vt; ++j) {
-            const unsigned p = stripedPosition<Tuning::vt>(j);
+        for (int j = 0; j < vt; ++j) {
+            const unsigned p = stripedPosition<vt>(j);
             key[j] = src.map.rank(key[j]);
             bucket[j] = p < chunkLen ? treeBucket(sh.tree, kLevels, key[j]) : slots - 1;  // pads sort last
         }
-        if constexpr (kPairs) warpRank<kLevels + 1>(bucket, rank, mine);  // values: input order within a bucket
+        if constexpr (kPairs) warpRank<kLevels + 1>(bucket, rank, mine);
         else warpRankAnyOrder(bucket, rank, mine);
-        __syncthreads();
-        if (kPairs) chunkOffsets<Tuning::nt>(sh.warpCounts, slots, sh.totals, sh.starts, sh.scratch);
-        else slotsExclusiveScan<Tuning::nt>(mine, sh.starts, slots, sh.scratch);
         DEVICE_UNROLL
-        for (int j = 0; j < Tuning::vt; ++j) {
-            const unsigned p = sh.starts[bucket[j]] + (kPairs ? mine[bucket[j]] : 0) + rank[j];
-            sh.stageKeys[p] = key[j];
-            if (kPairs) sh.stageValues[p] = value[j];
-            sh.stageBucket[p] = static_cast<uint16_t>(bucket[j]);
+        for (int j = 0; j < vt; ++j) rank[j] = rank[j] << 16 | bucket[j];  // one register a key, not two
+        __syncthreads();
+        // The owned slots: with values, each warp's row becomes the count of
+        // the same bucket in earlier warps; then the chunk's exclusive scan
+        // gives each bucket's start in the chunk, its delta, its next base.
+        unsigned count[per], sum = 0;
+        DEVICE_UNROLL
+        for (int q = 0; q < per; ++q) {
+            const int b = firstSlot + q;
+            unsigned c = 0;
+            if (b < slots) {
+                if (kPairs) {
+                    for (int w = 0; w < Shared::warps; ++w) {
+                        const unsigned x = sh.counts[w * slots + b];
+                        sh.counts[w * slots + b] = c;
+                        c += x;
+                    }
+                } else {
+                    c = sh.counts[b];
+                    sh.counts[b] = 0;  // ready for the next chunk: no one reads it before
+                }
+            }
+            count[q] = c;
+            sum += c;
+        }
+        unsigned total;
+        unsigned start = blockExclusiveSum<Shared::nt>(sum, sh.scratch, total);
+        DEVICE_UNROLL
+        for (int q = 0; q < per; ++q) {
+            const int b = firstSlot + q;
+            if (b >= slots) continue;
+            sh.starts[b] = start;
+            sh.delta[b] = base[q] - start;
+            base[q] += count[q];
+            start += count[q];
         }
         __syncthreads();
-        for (unsigned i = threadIdx.x; i < chunkLen; i += Tuning::nt) {
-            const unsigned b = sh.stageBucket[i];
-            const size_t to = sh.base[b] + (i - sh.starts[b]);
+        DEVICE_UNROLL
+        for (int j = 0; j < vt; ++j) {
+            const unsigned b = rank[j] & 0xFFFF, p = sh.starts[b] + (kPairs ? mine[b] : 0) + (rank[j] >> 16);
+            sh.stageKeys[p] = key[j];
+            if (kPairs) sh.stageValues[p] = value[j];
+            sh.stageBucket[p] = static_cast<uint16_t>(b);
+        }
+        __syncthreads();
+        DEVICE_UNROLL
+        for (int j = 0; j < vt; ++j) {
+            const unsigned i = j * Shared::nt + threadIdx.x;
+            if (i >= chunkLen) break;
+            const size_t to = sh.delta[sh.stageBucket[i]] + i;
             keysOut[to] = sh.stageKeys[i];
             if (kPairs) valuesOut[to] = sh.stageValues[i];
         }
-        __syncthreads();
-        for (int b = threadIdx.x; b < slots; b += Tuning::nt) sh.base[b] += totals[b];
         DEVICE_UNROLL
-        for (int j = 0; j < Tuning::vt; ++j) key[j] = nextKey[j], value[j] = nextValue[j];
+        for (int j = 0; j < vt; ++j) key[j] = nextKey[j], value[j] = nextValue[j];
     }
 }
 
@@ -1061,7 +1133,7 @@ Plan runLevel(Problem<Key>& p, size_t cap, int level, Source src, const uint32_t
     histogramKernel<kLevels><<<tiles, Tuning::nt>>>(src, segs, numSegs, p.trees.get(), p.counts.get());
     CUDA_CHECK_LAUNCH("histogramKernel");
     scanCounts(p, numTiles * slots);
-    scatterKernel<kLevels, kPairs><<<tiles, Tuning::nt>>>(src, valuesIn, segs, numSegs, p.trees.get(), p.offsets.get(),
+    scatterKernel<kLevels, kPairs><<<tiles, ScatterShared<kPairs>::nt>>>(src, valuesIn, segs, numSegs, p.trees.get(), p.offsets.get(),
                                                           keysOut, valuesOut);
     CUDA_CHECK_LAUNCH("scatterKernel");
     CUDA_CHECK(cudaMemsetAsync(p.plan.get(), 0, sizeof(Plan)));

@@ -316,11 +316,11 @@ __host__ __device__ inline int treeNode(unsigned i, int levels) {
 // equal to splitter b-1 goes to equality bucket 2b-1, the others to 2b. So
 // bucket 2b holds sorted[b-1] < key < sorted[b], and 2b-1 needs no sort.
 // Splitter b-1, the largest <= key, is the last node the walk turned right
-// at: kept in a register on the way down (below), so the test reads no
-// memory. walkFrom goes on from `node` at depth `depth`.
-__host__ __device__ inline unsigned walkFrom(const uint32_t* tree, int levels, uint32_t key, unsigned node, int depth,
-                                             uint32_t below) {
-    for (int l = depth; l < levels; ++l) {
+// at: kept in a register on the way down, so the test reads no memory.
+__host__ __device__ inline unsigned treeBucket(const uint32_t* tree, int levels, uint32_t key) {
+    unsigned node = 1;
+    uint32_t below = ~key;  // the last splitter <= key; no turn right: any value but key
+    for (int l = 0; l < levels; ++l) {
         const uint32_t splitter = tree[node];
         const bool right = key >= splitter;
         node = 2 * node + right;
@@ -329,23 +329,6 @@ __host__ __device__ inline unsigned walkFrom(const uint32_t* tree, int levels, u
     const unsigned b = node - (1u << levels);
     return 2 * b - (below == key);
 }
-__host__ __device__ inline unsigned treeBucket(const uint32_t* tree, int levels, uint32_t key) {
-    return walkFrom(tree, levels, key, 1, 0, ~key);  // no turn right yet: below is any value but key
-}
-
-// The same walk with the tree's top two levels (nodes 1 to 3) in registers,
-// for the kernels that walk every key of a tile (two levels or more): two
-// selects instead of two shared-memory loads at the head of the chain.
-struct TreeTop {
-    uint32_t root, left, right;
-    __host__ __device__ explicit TreeTop(const uint32_t* tree) : root(tree[1]), left(tree[2]), right(tree[3]) {}
-    __host__ __device__ unsigned bucket(const uint32_t* tree, int levels, uint32_t key) const {
-        const bool r0 = key >= root;
-        const uint32_t child = r0 ? right : left;
-        const bool r1 = key >= child;
-        return walkFrom(tree, levels, key, 4 + 2 * r0 + r1, 2, r1 ? child : r0 ? root : ~key);
-    }
-};
 
 // Splitter j (0 <= j < k-1) of a segment: from the sorted sample, evenly
 // spaced; or, past the sampled levels, evenly spaced over [lo, hi], which
@@ -473,9 +456,9 @@ __device__ inline void warpRank(const unsigned (&bucket)[kVt], unsigned (&rank)[
     }
 }
 
-// Distinct ranks in any order, for what needs no stable order: the scatter
-// of keys alone (equal keys are equal bits, and every bucket is sorted or
-// all-equal afterwards) and the bucket sort's first digit. One
+// Distinct ranks in any order, for what needs no stable order: the histogram
+// (which keeps only the counts) and the scatter of keys alone (equal keys
+// are equal bits, and every bucket is sorted or all-equal afterwards). One
 // shared-memory atomic a key into this warp's row; when the whole warp holds
 // one bucket (sorted, all-equal, runs), one lane adds 32, so the atomics
 // never serialize 32-way.
@@ -558,46 +541,18 @@ __device__ inline unsigned stripedPosition(int j) {
     return (threadIdx.x >> 5) * 32 * kVt + j * 32 + (threadIdx.x & 31);
 }
 
-// A block's counts by bucket, kept per lane: a 16-bit counter for each
-// (bucket, lane), two to a word, at word bucket * 16 + lane / 2. A warp's
-// 32 adds then fall in 32 banks but for lane pairs (2-way at most), however
-// its buckets repeat, where one counter per bucket takes random buckets
-// 4-5-way and one bucket 32-way. A lane adds at most tileKeys / 32 = 512
-// times a tile, so 16 bits hold it.
-struct LaneCounts {
-    static constexpr int wordsPerSlot = 16;
-    unsigned* words;  // slots * wordsPerSlot, zeroed
-    __device__ void add(unsigned b) const {
-        const unsigned lane = threadIdx.x & 31;
-        atomicAdd(&words[b * wordsPerSlot + lane / 2], 1u << (16 * (lane & 1)));
-    }
-    // Read in a rotated order, so that neighbouring slots take other banks.
-    __device__ unsigned total(unsigned b) const {
-        unsigned sum = 0;
-        for (unsigned w = 0; w < wordsPerSlot; ++w) {
-            const unsigned x = words[b * wordsPerSlot + ((w + b) & (wordsPerSlot - 1))];
-            sum += (x & 0xFFFFu) + (x >> 16);
-        }
-        return sum;
-    }
-};
-static_assert(Tuning::tileKeys / 32 < (1u << 16), "a lane's count in a tile fits 16 bits");
-
-// A tile's keys [begin, end) counted by bucket (bucketOf(i): key i's
-// bucket), by a block of kNt threads, vt keys each a chunk.
-template <int kNt, class BucketOf>
-__device__ inline void countTile(size_t begin, size_t end, LaneCounts counts, BucketOf bucketOf) {
-    constexpr int vt = Tuning::vt, nv = kNt * vt;
-    for (size_t chunk = begin; chunk < end; chunk += nv) {
-        unsigned bucket[vt];
+// A tile's keys [begin, end) counted by bucket into this warp's row
+// (bucketOf(i): key i's bucket; lanes past the end count in padSlot).
+template <class BucketOf>
+__device__ inline void countTile(size_t begin, size_t end, unsigned* warpRow, unsigned padSlot, BucketOf bucketOf) {
+    for (size_t chunk = begin; chunk < end; chunk += Tuning::nv) {
+        unsigned bucket[Tuning::vt], rank[Tuning::vt];  // the ranks go unused: a count needs none
         DEVICE_UNROLL
-        for (int j = 0; j < vt; ++j) {
-            const size_t i = chunk + stripedPosition<vt>(j);
-            bucket[j] = i < end ? bucketOf(i) : 0;
+        for (int j = 0; j < Tuning::vt; ++j) {
+            const size_t i = chunk + stripedPosition<Tuning::vt>(j);
+            bucket[j] = i < end ? bucketOf(i) : padSlot;
         }
-        DEVICE_UNROLL
-        for (int j = 0; j < vt; ++j)
-            if (chunk + stripedPosition<vt>(j) < end) counts.add(bucket[j]);
+        warpRankAnyOrder(bucket, rank, warpRow);
     }
 }
 
@@ -649,26 +604,25 @@ __device__ inline void openTile(const Segment* segs, unsigned numSegs, const uin
 }
 
 // One block per tile: its count of keys per bucket, into the segment's rows.
-// 512 threads: the per-lane counters (32 KiB at 256 buckets) leave room for
-// four blocks, every thread an SM can hold.
-constexpr int kHistogramNt = 512;
 template <int kLevels>
-__global__ void __launch_bounds__(kHistogramNt)
+__global__ void __launch_bounds__(Tuning::nt)
 histogramKernel(WordSource src, const Segment* segs, unsigned numSegs, const uint32_t* trees, unsigned* counts) {
-    static_assert(kLevels >= 2, "TreeTop holds two levels");
     constexpr int slots = 2 << kLevels;
     __shared__ uint32_t tree[slots];
-    __shared__ unsigned laneWords[slots * LaneCounts::wordsPerSlot];
+    __shared__ unsigned warpCounts[Tuning::warps * slots];
     Segment s;
     size_t tile, begin, end;
     openTile<kLevels>(segs, numSegs, trees, tree, s, tile, begin, end);
-    for (int i = threadIdx.x; i < slots * LaneCounts::wordsPerSlot; i += kHistogramNt) laneWords[i] = 0;
+    for (int i = threadIdx.x; i < Tuning::warps * slots; i += Tuning::nt) warpCounts[i] = 0;
     __syncthreads();
-    const LaneCounts laneCounts{laneWords};
-    const TreeTop top(tree);
-    countTile<kHistogramNt>(begin, end, laneCounts, [&](size_t i) { return top.bucket(tree, kLevels, src(i)); });
+    countTile(begin, end, warpCounts + (threadIdx.x >> 5) * slots, slots - 1,
+              [&](size_t i) { return treeBucket(tree, kLevels, src(i)); });
     __syncthreads();
-    for (int b = threadIdx.x; b < slots; b += kHistogramNt) counts[countsIndex(s, slots, b, tile)] = laneCounts.total(b);
+    for (int b = threadIdx.x; b < slots; b += Tuning::nt) {
+        unsigned sum = 0;
+        for (int w = 0; w < Tuning::warps; ++w) sum += warpCounts[w * slots + b];
+        counts[countsIndex(s, slots, b, tile)] = b == slots - 1 ? 0 : sum;
+    }
 }
 
 // The exclusive scan of every histogram row, in three launches: the sum of
@@ -752,7 +706,6 @@ template <int kLevels, bool kPairs>
 __global__ void __launch_bounds__(ScatterShared<kPairs>::nt)
 scatterKernel(WordSource src, const uint32_t* valuesIn, const Segment* segs, unsigned numSegs, const uint32_t* trees,
               const uint64_t* offsets, uint32_t* keysOut, uint32_t* valuesOut) {
-    static_assert(kLevels >= 2, "TreeTop holds two levels");
     using Shared = ScatterShared<kPairs>;
     constexpr int slots = 2 << kLevels, vt = Shared::vt, nv = Shared::nv;
     __shared__ Shared sh;
@@ -786,7 +739,6 @@ scatterKernel(WordSource src, const uint32_t* valuesIn, const Segment* segs, uns
     };
     load(begin, key, value);
     __syncthreads();  // the tree and the cleared counters
-    const TreeTop top(sh.tree);
     for (size_t chunk = begin; chunk < end; chunk += nv) {
         const unsigned chunkLen = static_cast<unsigned>(smaller(end - chunk, nv));
         load(chunk + nv, nextKey, nextValue);
@@ -799,7 +751,7 @@ scatterKernel(WordSource src, const uint32_t* valuesIn, const Segment* segs, uns
         for (int j = 0; j < vt; ++j) {
             const unsigned p = stripedPosition<vt>(j);
             key[j] = src.map.rank(key[j]);
-            bucket[j] = p < chunkLen ? top.bucket(sh.tree, kLevels, key[j]) : slots - 1;  // pads sort last
+            bucket[j] = p < chunkLen ? treeBucket(sh.tree, kLevels, key[j]) : slots - 1;  // pads sort last
         }
         if constexpr (kPairs) warpRank<kLevels + 1>(bucket, rank, mine);
         else warpRankAnyOrder(bucket, rank, mine);
@@ -1177,7 +1129,7 @@ Plan runLevel(Problem<Key>& p, size_t cap, int level, WordSource src, const uint
     splittersKernel<<<numSegs, Tuning::sampleNt>>>(src, segs, p.trees.get(), kLevels, level, level < Tuning::sampledLevels);
     CUDA_CHECK_LAUNCH("splittersKernel");
     const unsigned tiles = gridFor(numTiles, 1, "histogramKernel");
-    histogramKernel<kLevels><<<tiles, kHistogramNt>>>(src, segs, numSegs, p.trees.get(), p.counts.get());
+    histogramKernel<kLevels><<<tiles, Tuning::nt>>>(src, segs, numSegs, p.trees.get(), p.counts.get());
     CUDA_CHECK_LAUNCH("histogramKernel");
     scanCounts(p, numTiles * slots);
     scatterKernel<kLevels, kPairs><<<tiles, ScatterShared<kPairs>::nt>>>(src, valuesIn, segs, numSegs, p.trees.get(), p.offsets.get(),
@@ -1293,8 +1245,7 @@ bool treeMatchesSearch(const std::vector<uint32_t>& sorted, int levels, const st
         const unsigned b = static_cast<unsigned>(std::upper_bound(sorted.begin(), sorted.end(), key) - sorted.begin());
         const unsigned want = 2 * b - (b > 0 && sorted[b - 1] == key);
         const unsigned got = treeBucket(tree.data(), levels, key);
-        const bool topAgrees = levels < 2 || TreeTop(tree.data()).bucket(tree.data(), levels, key) == got;
-        if (got != want || !topAgrees || static_cast<unsigned>(bucketOf(key, sorted.data(), k - 1)) != b) {
+        if (got != want || static_cast<unsigned>(bucketOf(key, sorted.data(), k - 1)) != b) {
             std::printf("treeBucket(key %u, %d splitters) = %u, expected %u\n", key, k - 1, got, want);
             return false;
         }

@@ -142,15 +142,18 @@ __global__ void __launch_bounds__(Tuning::nt)
 destinationHistogramKernel(const Key* keys, size_t n, uint64_t base, uint32_t flip, const Splitters* splitters,
                            int gpus, uint64_t* counts) {
     __shared__ Splitters s;
-    __shared__ unsigned laneWords[kSlots * LaneCounts::wordsPerSlot];
-    for (int i = threadIdx.x; i < kSlots * LaneCounts::wordsPerSlot; i += Tuning::nt) laneWords[i] = 0;
+    __shared__ unsigned warpCounts[Tuning::warps * kSlots];
+    for (int i = threadIdx.x; i < Tuning::warps * kSlots; i += Tuning::nt) warpCounts[i] = 0;
     loadSplitters(splitters, s);
     const size_t begin = static_cast<size_t>(blockIdx.x) * Tuning::tileKeys, end = smaller(begin + Tuning::tileKeys, n);
-    const LaneCounts laneCounts{laneWords};
-    countTile<Tuning::nt>(begin, end, laneCounts, [&](size_t i) { return destinationOf(s, rankOf(keys[i], flip), base + i); });
+    countTile(begin, end, warpCounts + (threadIdx.x >> 5) * kSlots, kSlots - 1,
+              [&](size_t i) { return destinationOf(s, rankOf(keys[i], flip), base + i); });
     __syncthreads();
-    for (int d = threadIdx.x; d < gpus; d += Tuning::nt)
-        counts[static_cast<size_t>(d) * gridDim.x + blockIdx.x] = laneCounts.total(d);
+    for (int d = threadIdx.x; d < gpus; d += Tuning::nt) {
+        unsigned sum = 0;
+        for (int w = 0; w < Tuning::warps; ++w) sum += warpCounts[w * kSlots + d];
+        counts[static_cast<size_t>(d) * gridDim.x + blockIdx.x] = sum;
+    }
 }
 
 template <class Key, bool kPairs>

@@ -903,6 +903,7 @@ bucketSortKernel(const Task* tasks, const uint32_t* keysIn, const uint32_t* valu
         key[j] = p < t.len ? keysIn[t.start + p] - t.lo : 0xFFFFFFFFu;
         if (kPairs) value[j] = p < t.len ? valuesIn[t.start + p] : 0;
     }
+    unsigned* mine = warpCounts + (threadIdx.x >> 5) * 256;
     // A warp whose stretch starts past the bucket holds only pads: they would
     // rank last and land past the bucket anyway, so it ranks and moves
     // nothing (its count row stays 0) and waits at the barriers.
@@ -946,25 +947,13 @@ bucketSortKernel(const Task* tasks, const uint32_t* keysIn, const uint32_t* valu
         slotsExclusiveScan<Tier::nt>(warpCounts, warpCounts, slots, scratch);
         move(warpCounts, nullptr);
     }
-    // A stable pass takes the bits left, 8 at most: one ballot a bit
-    // (warpRank<kBits>) and a row of 2^kBits counters a warp. Pads are all
-    // ones, so their digit is the largest in every pass and they stay last.
-    auto stablePass = [&](auto bitsTag) {
-        constexpr int kBits = decltype(bitsTag)::value, slots = 1 << kBits;
-        unsigned* row = warpCounts + (threadIdx.x >> 5) * slots;
-        for (int i = threadIdx.x & 31; i < slots; i += 32) row[i] = 0;
-        __syncwarp();
-        if (busy) rankBy(shift, slots - 1, 0, [&](const unsigned (&d)[Tier::vt]) { warpRank<kBits>(d, rank, row); });
-        __syncthreads();
-        chunkOffsets<Tier::nt>(warpCounts, slots, totals, starts, scratch);
-        move(starts, row);
-    };
     for (; shift < t.bits; shift += 8) {
-        const unsigned left = t.bits - shift;
-        if (left <= 4) stablePass(std::integral_constant<int, 4>{});
-        else if (left <= 6) stablePass(std::integral_constant<int, 6>{});
-        else if (left == 7) stablePass(std::integral_constant<int, 7>{});
-        else stablePass(std::integral_constant<int, 8>{});
+        for (int i = threadIdx.x & 31; i < 256; i += 32) mine[i] = 0;
+        __syncwarp();
+        if (busy) rankBy(shift, 0xFF, 0, [&](const unsigned (&d)[Tier::vt]) { warpRank<8>(d, rank, mine); });
+        __syncthreads();
+        chunkOffsets<Tier::nt>(warpCounts, 256, totals, starts, scratch);
+        move(starts, mine);
     }
     DEVICE_UNROLL
     for (int j = 0; j < Tier::vt; ++j) {

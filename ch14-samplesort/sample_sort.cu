@@ -240,7 +240,7 @@ struct Tuning {
 };
 
 // A one-block bucket sort: kNt threads, kVt keys each, sorted in shared
-// memory by digits, least significant first: 8 bits a pass, stable; keys
+// memory by digits, least significant first: up to 8 bits a pass, stable; keys
 // alone take their lowest digit, up to kWideDigit bits, in one pass in any
 // order first (bucketSortKernel says why).
 constexpr unsigned kWideDigit = 10;
@@ -312,22 +312,36 @@ __host__ __device__ inline int treeNode(unsigned i, int levels) {
 }
 
 // The bucket of a key: walk the tree (each comparison is the next step, no
-// branch), which counts b = the splitters <= key, as bucketOf does; a key
+// branch) to leaf b = the splitters <= key, as bucketOf counts them; a key
 // equal to splitter b-1 goes to equality bucket 2b-1, the others to 2b. So
 // bucket 2b holds sorted[b-1] < key < sorted[b], and 2b-1 needs no sort.
-// Splitter b-1, the largest <= key, is the last node the walk turned right
-// at: kept in a register on the way down, so the test reads no memory.
-__host__ __device__ inline unsigned treeBucket(const uint32_t* tree, int levels, uint32_t key) {
-    unsigned node = 1;
-    uint32_t below = ~key;  // the last splitter <= key; no turn right: any value but key
+// The histogram keeps each key's leaf for the scatter (keys alone), which
+// then needs only bucketOfLeaf.
+__host__ __device__ inline unsigned treeLeaf(const uint32_t* tree, int levels, uint32_t key) {
+#ifdef __CUDA_ARCH__
+    // On the device the tree is in shared memory and the walk keeps node i's
+    // 32-bit address a = base + 4i: a turn, a = 2a - base + 4 right, is a
+    // compare, a select and one add (five instructions with the index).
+    const uint32_t base = static_cast<uint32_t>(__cvta_generic_to_shared(tree));
+    const uint32_t turnLeft = 0u - base, turnRight = 4u - base;
+    uint32_t a = base + 4;
     for (int l = 0; l < levels; ++l) {
-        const uint32_t splitter = tree[node];
-        const bool right = key >= splitter;
-        node = 2 * node + right;
-        below = right ? splitter : below;
+        uint32_t splitter;
+        asm volatile("ld.shared.u32 %0, [%1];" : "=r"(splitter) : "r"(a));
+        a = 2 * a + (key >= splitter ? turnRight : turnLeft);
     }
-    const unsigned b = node - (1u << levels);
-    return 2 * b - (below == key);
+    return (a - base) / 4 - (1u << levels);
+#else
+    unsigned node = 1;
+    for (int l = 0; l < levels; ++l) node = 2 * node + (key >= tree[node]);
+    return node - (1u << levels);
+#endif
+}
+__host__ __device__ inline unsigned bucketOfLeaf(const uint32_t* tree, int levels, unsigned b, uint32_t key) {
+    return 2 * b - (b > 0 && tree[(1u << levels) + b - 1] == key);
+}
+__host__ __device__ inline unsigned treeBucket(const uint32_t* tree, int levels, uint32_t key) {
+    return bucketOfLeaf(tree, levels, treeLeaf(tree, levels, key), key);
 }
 
 // Splitter j (0 <= j < k-1) of a segment: from the sorted sample, evenly
@@ -541,16 +555,33 @@ __device__ inline unsigned stripedPosition(int j) {
     return (threadIdx.x >> 5) * 32 * kVt + j * 32 + (threadIdx.x & 31);
 }
 
-// A tile's keys [begin, end) counted by bucket into this warp's row
-// (bucketOf(i): key i's bucket; lanes past the end count in padSlot).
-template <class BucketOf>
-__device__ inline void countTile(size_t begin, size_t end, unsigned* warpRow, unsigned padSlot, BucketOf bucketOf) {
-    for (size_t chunk = begin; chunk < end; chunk += Tuning::nv) {
-        unsigned bucket[Tuning::vt], rank[Tuning::vt];  // the ranks go unused: a count needs none
+// A tile's keys [begin, end) counted by bucket into this warp's row:
+// load(i) reads key i, bucketOf(key, i) finds its bucket; lanes past the end
+// count in padSlot. A chunk's loads all go out before its first walk, so
+// they are in flight together. (Loading the next chunk during this one's
+// walk was slower on an H200, 2026-12-03.)
+template <class Load, class BucketOf>
+__device__ inline void countTile(size_t begin, size_t end, unsigned* warpRow, unsigned padSlot, Load load,
+                                 BucketOf bucketOf) {
+    constexpr int vt = Tuning::vt, nv = Tuning::nv;
+    using Word = decltype(load(begin));
+    auto fetch = [&](size_t chunk, Word (&w)[vt]) {
+        const size_t len = chunk < end ? smaller(end - chunk, nv) : 0;
         DEVICE_UNROLL
-        for (int j = 0; j < Tuning::vt; ++j) {
-            const size_t i = chunk + stripedPosition<Tuning::vt>(j);
-            bucket[j] = i < end ? bucketOf(i) : padSlot;
+        for (int j = 0; j < vt; ++j) {
+            const unsigned p = stripedPosition<vt>(j);
+            w[j] = p < len ? load(chunk + p) : Word{};
+        }
+    };
+    for (size_t chunk = begin; chunk < end; chunk += nv) {
+        Word key[vt];
+        fetch(chunk, key);
+        const unsigned len = static_cast<unsigned>(smaller(end - chunk, nv));
+        unsigned bucket[vt], rank[vt];  // the ranks go unused: a count needs none
+        DEVICE_UNROLL
+        for (int j = 0; j < vt; ++j) {
+            const unsigned p = stripedPosition<vt>(j);
+            bucket[j] = p < len ? bucketOf(key[j], chunk + p) : padSlot;
         }
         warpRankAnyOrder(bucket, rank, warpRow);
     }
@@ -606,7 +637,8 @@ __device__ inline void openTile(const Segment* segs, unsigned numSegs, const uin
 // One block per tile: its count of keys per bucket, into the segment's rows.
 template <int kLevels>
 __global__ void __launch_bounds__(Tuning::nt)
-histogramKernel(WordSource src, const Segment* segs, unsigned numSegs, const uint32_t* trees, unsigned* counts) {
+histogramKernel(WordSource src, const Segment* segs, unsigned numSegs, const uint32_t* trees, unsigned* counts,
+                uint8_t* leaves) {
     constexpr int slots = 2 << kLevels;
     __shared__ uint32_t tree[slots];
     __shared__ unsigned warpCounts[Tuning::warps * slots];
@@ -616,7 +648,13 @@ histogramKernel(WordSource src, const Segment* segs, unsigned numSegs, const uin
     for (int i = threadIdx.x; i < Tuning::warps * slots; i += Tuning::nt) warpCounts[i] = 0;
     __syncthreads();
     countTile(begin, end, warpCounts + (threadIdx.x >> 5) * slots, slots - 1,
-              [&](size_t i) { return treeBucket(tree, kLevels, src(i)); });
+              [&](size_t i) { return src.words[i]; },
+              [&](uint32_t word, size_t i) {
+                  const uint32_t key = src.map.rank(word);
+                  const unsigned b = treeLeaf(tree, kLevels, key);
+                  if (leaves) leaves[i] = static_cast<uint8_t>(b);  // keys alone: the scatter walks no tree
+                  return bucketOfLeaf(tree, kLevels, b, key);
+              });
     __syncthreads();
     for (int b = threadIdx.x; b < slots; b += Tuning::nt) {
         unsigned sum = 0;
@@ -704,8 +742,8 @@ scanStretchKernel(const unsigned* counts, size_t count, const uint64_t* sums, ui
 // (warpRank), any order for keys alone (warpRankAnyOrder says why).
 template <int kLevels, bool kPairs>
 __global__ void __launch_bounds__(ScatterShared<kPairs>::nt)
-scatterKernel(WordSource src, const uint32_t* valuesIn, const Segment* segs, unsigned numSegs, const uint32_t* trees,
-              const uint64_t* offsets, uint32_t* keysOut, uint32_t* valuesOut) {
+scatterKernel(WordSource src, const uint32_t* valuesIn, const uint8_t* leaves, const Segment* segs, unsigned numSegs,
+              const uint32_t* trees, const uint64_t* offsets, uint32_t* keysOut, uint32_t* valuesOut) {
     using Shared = ScatterShared<kPairs>;
     constexpr int slots = 2 << kLevels, vt = Shared::vt, nv = Shared::nv;
     __shared__ Shared sh;
@@ -728,20 +766,22 @@ scatterKernel(WordSource src, const uint32_t* valuesIn, const Segment* segs, uns
     // become ranks only when their chunk's turn comes (mapped at the load,
     // the warp waited there for them: Nsight Compute, 2026-12-03).
     uint32_t key[vt], value[vt], nextKey[vt], nextValue[vt];
-    auto load = [&](size_t chunk, uint32_t (&k)[vt], uint32_t (&v)[vt]) {
+    unsigned leaf[vt], nextLeaf[vt];
+    auto load = [&](size_t chunk, uint32_t (&k)[vt], uint32_t (&v)[vt], unsigned (&l)[vt]) {
         const size_t len = chunk < end ? smaller(end - chunk, nv) : 0;
         DEVICE_UNROLL
         for (int j = 0; j < vt; ++j) {
             const unsigned p = stripedPosition<vt>(j);
             k[j] = p < len ? src.words[chunk + p] : 0;
             if (kPairs) v[j] = p < len ? valuesIn[chunk + p] : 0;
+            else l[j] = p < len ? leaves[chunk + p] : 0;
         }
     };
-    load(begin, key, value);
+    load(begin, key, value, leaf);
     __syncthreads();  // the tree and the cleared counters
     for (size_t chunk = begin; chunk < end; chunk += nv) {
         const unsigned chunkLen = static_cast<unsigned>(smaller(end - chunk, nv));
-        load(chunk + nv, nextKey, nextValue);
+        load(chunk + nv, nextKey, nextValue, nextLeaf);
         if (kPairs) {  // this warp's row: its last reader was this warp's staging
             for (int i = threadIdx.x & 31; i < slots; i += 32) mine[i] = 0;
             __syncwarp();
@@ -751,7 +791,13 @@ scatterKernel(WordSource src, const uint32_t* valuesIn, const Segment* segs, uns
         for (int j = 0; j < vt; ++j) {
             const unsigned p = stripedPosition<vt>(j);
             key[j] = src.map.rank(key[j]);
-            bucket[j] = p < chunkLen ? treeBucket(sh.tree, kLevels, key[j]) : slots - 1;  // pads sort last
+            if (p >= chunkLen) {
+                bucket[j] = slots - 1;  // pads sort last
+            } else if (kPairs) {
+                bucket[j] = treeBucket(sh.tree, kLevels, key[j]);
+            } else {
+                bucket[j] = bucketOfLeaf(sh.tree, kLevels, leaf[j], key[j]);
+            }
         }
         if constexpr (kPairs) warpRank<kLevels + 1>(bucket, rank, mine);
         else warpRankAnyOrder(bucket, rank, mine);
@@ -810,7 +856,7 @@ scatterKernel(WordSource src, const uint32_t* valuesIn, const Segment* segs, uns
             if (kPairs) valuesOut[to] = sh.stageValues[i];
         }
         DEVICE_UNROLL
-        for (int j = 0; j < vt; ++j) key[j] = nextKey[j], value[j] = nextValue[j];
+        for (int j = 0; j < vt; ++j) key[j] = nextKey[j], value[j] = nextValue[j], leaf[j] = nextLeaf[j];
     }
 }
 
@@ -880,7 +926,7 @@ __global__ void classifyKernel(const Segment* segs, unsigned numSegs, const uint
 // One block per task: the bucket's keys (minus its lo) in registers, sorted
 // by digits, least significant first, each a rank and a move through shared
 // memory; then written out as keys. Positions past the bucket hold all-ones
-// keys and stay last. A stable pass takes 8 bits (warpRank, chunkOffsets).
+// keys and stay last. A stable pass takes the bits left, 8 at most (warpRank, chunkOffsets).
 // Keys alone first take their lowest digit, up to kWideDigit bits, in one
 // pass in any order: equal keys are equal bits, and the stable passes above
 // keep the order it leaves, so it ranks by atomics on one row of counters
@@ -903,7 +949,6 @@ bucketSortKernel(const Task* tasks, const uint32_t* keysIn, const uint32_t* valu
         key[j] = p < t.len ? keysIn[t.start + p] - t.lo : 0xFFFFFFFFu;
         if (kPairs) value[j] = p < t.len ? valuesIn[t.start + p] : 0;
     }
-    unsigned* mine = warpCounts + (threadIdx.x >> 5) * 256;
     // A warp whose stretch starts past the bucket holds only pads: they would
     // rank last and land past the bucket anyway, so it ranks and moves
     // nothing (its count row stays 0) and waits at the barriers.
@@ -947,13 +992,25 @@ bucketSortKernel(const Task* tasks, const uint32_t* keysIn, const uint32_t* valu
         slotsExclusiveScan<Tier::nt>(warpCounts, warpCounts, slots, scratch);
         move(warpCounts, nullptr);
     }
-    for (; shift < t.bits; shift += 8) {
-        for (int i = threadIdx.x & 31; i < 256; i += 32) mine[i] = 0;
+    // A stable pass takes the bits left, 8 at most: one ballot a bit
+    // (warpRank<kBits>) and a row of 2^kBits counters a warp. Pads are all
+    // ones, so their digit is the largest in every pass and they stay last.
+    auto stablePass = [&](auto bitsTag) {
+        constexpr int kBits = decltype(bitsTag)::value, slots = 1 << kBits;
+        unsigned* row = warpCounts + (threadIdx.x >> 5) * slots;
+        for (int i = threadIdx.x & 31; i < slots; i += 32) row[i] = 0;
         __syncwarp();
-        if (busy) rankBy(shift, 0xFF, 0, [&](const unsigned (&d)[Tier::vt]) { warpRank<8>(d, rank, mine); });
+        if (busy) rankBy(shift, slots - 1, 0, [&](const unsigned (&d)[Tier::vt]) { warpRank<kBits>(d, rank, row); });
         __syncthreads();
-        chunkOffsets<Tier::nt>(warpCounts, 256, totals, starts, scratch);
-        move(starts, mine);
+        chunkOffsets<Tier::nt>(warpCounts, slots, totals, starts, scratch);
+        move(starts, row);
+    };
+    for (; shift < t.bits; shift += 8) {
+        const unsigned left = t.bits - shift;
+        if (left <= 4) stablePass(std::integral_constant<int, 4>{});
+        else if (left <= 6) stablePass(std::integral_constant<int, 6>{});
+        else if (left == 7) stablePass(std::integral_constant<int, 7>{});
+        else stablePass(std::integral_constant<int, 8>{});
     }
     DEVICE_UNROLL
     for (int j = 0; j < Tier::vt; ++j) {
@@ -1034,7 +1091,8 @@ struct ScratchSizes {
     size_t bytes(size_t n, bool pairs) const {
         size_t listTotal = 0;
         for (size_t l : lists) listTotal += l;
-        return 2 * n * (pairs ? 8 : 4) + 2 * segs * sizeof(Segment) + counts * 12 + sums * 8 + trees * 4 +
+        const size_t leaves = pairs ? 0 : n;  // a byte a key, keys alone
+        return 2 * n * (pairs ? 8 : 4) + leaves + 2 * segs * sizeof(Segment) + counts * 12 + sums * 8 + trees * 4 +
                listTotal * sizeof(Task) + 4096;
     }
 };
@@ -1055,6 +1113,7 @@ struct Problem {
     bool descending = false;
     DeviceBuffer<uint32_t> keysA, keysB, valuesA, valuesB, trees, counts;
     DeviceBuffer<uint64_t> offsets, sums;
+    DeviceBuffer<uint8_t> leaves;  // keys alone: each key's tree leaf, from the histogram to the scatter
     DeviceBuffer<Segment> segs[2];
     DeviceBuffer<Task> lists;
     DeviceBuffer<size_t> listMeta;  // bases, then capacities
@@ -1074,6 +1133,7 @@ struct Problem {
         sizes = s;
         keysA.allocate(d.n);
         keysB.allocate(d.n);
+        if (!d.pairs) leaves.allocate(d.n);
         if (d.pairs) valuesA.allocate(d.n), valuesB.allocate(d.n);
         trees.allocate(s.trees);
         counts.allocate(s.counts);
@@ -1129,10 +1189,11 @@ Plan runLevel(Problem<Key>& p, size_t cap, int level, WordSource src, const uint
     splittersKernel<<<numSegs, Tuning::sampleNt>>>(src, segs, p.trees.get(), kLevels, level, level < Tuning::sampledLevels);
     CUDA_CHECK_LAUNCH("splittersKernel");
     const unsigned tiles = gridFor(numTiles, 1, "histogramKernel");
-    histogramKernel<kLevels><<<tiles, Tuning::nt>>>(src, segs, numSegs, p.trees.get(), p.counts.get());
+    histogramKernel<kLevels><<<tiles, Tuning::nt>>>(src, segs, numSegs, p.trees.get(), p.counts.get(),
+                                                    kPairs ? nullptr : p.leaves.get());
     CUDA_CHECK_LAUNCH("histogramKernel");
     scanCounts(p, numTiles * slots);
-    scatterKernel<kLevels, kPairs><<<tiles, ScatterShared<kPairs>::nt>>>(src, valuesIn, segs, numSegs, p.trees.get(), p.offsets.get(),
+    scatterKernel<kLevels, kPairs><<<tiles, ScatterShared<kPairs>::nt>>>(src, valuesIn, p.leaves.get(), segs, numSegs, p.trees.get(), p.offsets.get(),
                                                           keysOut, valuesOut);
     CUDA_CHECK_LAUNCH("scatterKernel");
     CUDA_CHECK(cudaMemsetAsync(p.plan.get(), 0, sizeof(Plan)));

@@ -147,7 +147,8 @@ destinationHistogramKernel(const Key* keys, size_t n, uint64_t base, uint32_t fl
     loadSplitters(splitters, s);
     const size_t begin = static_cast<size_t>(blockIdx.x) * Tuning::tileKeys, end = smaller(begin + Tuning::tileKeys, n);
     countTile(begin, end, warpCounts + (threadIdx.x >> 5) * kSlots, kSlots - 1,
-              [&](size_t i) { return destinationOf(s, rankOf(keys[i], flip), base + i); });
+              [&](size_t i) { return keys[i]; },
+              [&](Key key, size_t i) { return destinationOf(s, rankOf(key, flip), base + i); });
     __syncthreads();
     for (int d = threadIdx.x; d < gpus; d += Tuning::nt) {
         unsigned sum = 0;

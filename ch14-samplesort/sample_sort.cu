@@ -319,9 +319,10 @@ __host__ __device__ inline int treeNode(unsigned i, int levels) {
 // then needs only bucketOfLeaf.
 __host__ __device__ inline unsigned treeLeaf(const uint32_t* tree, int levels, uint32_t key) {
 #ifdef __CUDA_ARCH__
-    // On the device the tree is in shared memory and the walk keeps node i's
-    // 32-bit address a = base + 4i: a turn, a = 2a - base + 4 right, is a
-    // compare, a select and one add (five instructions with the index).
+    // On the device the tree is in shared memory (every caller's is: the
+    // histogram's, the scatter's, sample_sort_gpus's), and the walk keeps
+    // node i's 32-bit address a = base + 4i: a turn, a = 2a - base + 4 right,
+    // is a compare, a select and one add (five instructions with the index).
     const uint32_t base = static_cast<uint32_t>(__cvta_generic_to_shared(tree));
     const uint32_t turnLeft = 0u - base, turnRight = 4u - base;
     uint32_t a = base + 4;

@@ -224,8 +224,11 @@ bool runPartA() {
 // --------------------------------------------------------------------- tuning
 
 struct Tuning {
-    // Distribution (histogram and scatter): nt threads, vt keys each per chunk.
+    // The histogram (and sample_sort_gpus's destination kernels): nt threads, vt keys each per chunk.
     static constexpr int nt = 256, vt = 8, nv = nt * vt, warps = nt / 32;
+    // The scatter's chunk: vt keys a thread on scatterNt(pairs) threads (ScatterShared says why).
+    static constexpr int scatterVt = 8;
+    static constexpr int scatterNt(bool pairs) { return pairs ? 256 : 512; }
     static constexpr int chunksPerTile = 8;
     static constexpr size_t tileKeys = size_t{nv} * chunksPerTile;  // keys per histogram row
     static constexpr int maxLevels = 8;                        // tree depth: k = 2^levels buckets by splitters
@@ -268,7 +271,8 @@ using Tier3 = LocalTier<512, 32, 0>;  // up to 16384: more shared memory than a 
 // arrays stay in 48 KiB.
 template <bool kPairs>
 struct ScatterShared {
-    static constexpr int nt = kPairs ? 256 : 512, vt = 8, nv = nt * vt, warps = nt / 32, rows = kPairs ? warps : 1;
+    static constexpr int nt = Tuning::scatterNt(kPairs), vt = Tuning::scatterVt, nv = nt * vt, warps = nt / 32;
+    static constexpr int rows = kPairs ? warps : 1;
     uint32_t tree[Tuning::maxSlots];             // nodes 1..k-1, then the k-1 sorted splitters
     unsigned counts[rows * Tuning::maxSlots];    // a row per warp with values, one for the block without
     unsigned starts[Tuning::maxSlots], scratch[32];

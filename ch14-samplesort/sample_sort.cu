@@ -243,10 +243,14 @@ struct Tuning {
 };
 
 // A one-block bucket sort: kNt threads, kVt keys each, sorted in shared
-// memory by digits, least significant first: up to 8 bits a pass, stable; keys
+// memory by digits, least significant first: up to stableBits a pass, stable; keys
 // alone take their lowest digit, up to kWideDigit bits, in one pass in any
 // order first (bucketSortKernel says why).
 constexpr unsigned kWideDigit = 10;
+// The widest stable pass: 8 bits, 9 with values. Key-value buckets take no
+// any-order pass, and at 2^28 keys half the last level's buckets span 17
+// bits: 8 + 9 is two passes, 8 + 8 + 1 was three.
+__host__ __device__ constexpr int stableBits(bool pairs) { return pairs ? 9 : 8; }
 template <int kNt, int kVt, int kKeyBlocks>
 struct LocalTier {
     static constexpr int nt = kNt, vt = kVt, nv = kNt * kVt, warps = kNt / 32;
@@ -254,10 +258,13 @@ struct LocalTier {
     // cap, without which the any-order pass takes the 256- and 512-thread
     // tiers from 64 registers to 76-79 (sm_90), one block fewer an SM.
     static constexpr int keyBlocks = kKeyBlocks;
-    // counters: a row of 256 per warp (stable passes), or one row of 2^kWideDigit + 1 for the block
-    static constexpr int countWords = warps * 256 > (1 << kWideDigit) + 1 ? warps * 256 : (1 << kWideDigit) + 32;
+    // counters: a row of 2^stableBits per warp (stable passes), or one row of 2^kWideDigit + 1 for the block
+    __host__ __device__ static constexpr int countWords(bool pairs) {
+        return (warps << stableBits(pairs)) > (1 << kWideDigit) + 1 ? warps << stableBits(pairs) : (1 << kWideDigit) + 32;
+    }
     static size_t sharedBytes(bool pairs) {
-        return (size_t{nv} * (pairs ? 8 : 4)) + sizeof(unsigned) * (size_t{countWords} + 2 * 256 + 32);
+        const size_t counters = countWords(pairs) + 2 * (1 << stableBits(pairs)) + 32;
+        return size_t{nv} * (pairs ? 8 : 4) + sizeof(unsigned) * counters;
     }
 };
 using Tier0 = LocalTier<128, 8, 0>;   // up to 1024 keys
@@ -275,7 +282,7 @@ struct ScatterShared {
     static constexpr int rows = kPairs ? warps : 1;
     uint32_t tree[Tuning::maxSlots];             // nodes 1..k-1, then the k-1 sorted splitters
     unsigned counts[rows * Tuning::maxSlots];    // a row per warp with values, one for the block without
-    unsigned starts[Tuning::maxSlots], scratch[32];
+    unsigned totals[kPairs ? Tuning::maxSlots : 1], starts[Tuning::maxSlots], scratch[32];
     size_t delta[Tuning::maxSlots];              // the chunk's staged key i, of bucket b, goes to delta[b] + i
     uint32_t stageKeys[nv], stageValues[kPairs ? nv : 1];
     uint16_t stageBucket[nv];
@@ -627,8 +634,8 @@ splittersKernel(WordSource src, const Segment* segs, uint32_t* trees, int levels
     }
 }
 
-// Loads a segment's tree and finds the tile's stretch of keys.
-template <int kLevels>
+// Loads a segment's tree (kNt threads) and finds the tile's stretch of keys.
+template <int kLevels, int kNt>
 __device__ inline void openTile(const Segment* segs, unsigned numSegs, const uint32_t* trees, uint32_t* tree,
                                 Segment& s, size_t& tile, size_t& begin, size_t& end) {
     const unsigned seg = segmentOfTile(segs, numSegs, blockIdx.x);
@@ -636,7 +643,7 @@ __device__ inline void openTile(const Segment* segs, unsigned numSegs, const uin
     tile = blockIdx.x - s.firstTile;
     begin = s.start + tile * Tuning::tileKeys;
     end = smaller(begin + Tuning::tileKeys, s.start + s.len);
-    for (int i = threadIdx.x; i < (2 << kLevels); i += Tuning::nt) tree[i] = trees[static_cast<size_t>(seg) * (2 << kLevels) + i];
+    for (int i = threadIdx.x; i < (2 << kLevels); i += kNt) tree[i] = trees[static_cast<size_t>(seg) * (2 << kLevels) + i];
 }
 
 // One block per tile: its count of keys per bucket, into the segment's rows.
@@ -649,7 +656,7 @@ histogramKernel(WordSource src, const Segment* segs, unsigned numSegs, const uin
     __shared__ unsigned warpCounts[Tuning::warps * slots];
     Segment s;
     size_t tile, begin, end;
-    openTile<kLevels>(segs, numSegs, trees, tree, s, tile, begin, end);
+    openTile<kLevels, Tuning::nt>(segs, numSegs, trees, tree, s, tile, begin, end);
     for (int i = threadIdx.x; i < Tuning::warps * slots; i += Tuning::nt) warpCounts[i] = 0;
     __syncthreads();
     countTile(begin, end, warpCounts + (threadIdx.x >> 5) * slots, slots - 1,
@@ -745,8 +752,10 @@ scanStretchKernel(const unsigned* counts, size_t count, const uint64_t* sums, ui
 // first sorted by bucket in shared memory, so that the writes of one bucket
 // are consecutive; within a bucket, input order when values travel
 // (warpRank), any order for keys alone (warpRankAnyOrder says why).
+// (The bound keeps two blocks of 512 an SM for keys alone: without it
+// sm_90 takes 82 registers, one block. With values, three of 256.)
 template <int kLevels, bool kPairs>
-__global__ void __launch_bounds__(ScatterShared<kPairs>::nt)
+__global__ void __launch_bounds__(ScatterShared<kPairs>::nt, kPairs ? 3 : 2)
 scatterKernel(WordSource src, const uint32_t* valuesIn, const uint8_t* leaves, const Segment* segs, unsigned numSegs,
               const uint32_t* trees, const uint64_t* offsets, uint32_t* keysOut, uint32_t* valuesOut) {
     using Shared = ScatterShared<kPairs>;
@@ -754,10 +763,10 @@ scatterKernel(WordSource src, const uint32_t* valuesIn, const uint8_t* leaves, c
     __shared__ Shared sh;
     Segment s;
     size_t tile, begin, end;
-    openTile<kLevels>(segs, numSegs, trees, sh.tree, s, tile, begin, end);
+    openTile<kLevels, Shared::nt>(segs, numSegs, trees, sh.tree, s, tile, begin, end);
     for (int i = threadIdx.x; i < Shared::rows * slots; i += Shared::nt) sh.counts[i] = 0;
-    // Each thread owns `per` consecutive slots: it keeps their next places in
-    // the output in registers and does their share of every chunk's scan.
+    // Each thread owns `per` consecutive slots (the same ones in every
+    // chunk's scan): it keeps their next places in the output in registers.
     constexpr int per = (slots + Shared::nt - 1) / Shared::nt;
     const int firstSlot = threadIdx.x * per;
     const uint64_t segmentBase = offsets[countsIndex(s, slots, 0, 0)];
@@ -809,39 +818,18 @@ scatterKernel(WordSource src, const uint32_t* valuesIn, const uint8_t* leaves, c
         DEVICE_UNROLL
         for (int j = 0; j < vt; ++j) rank[j] = rank[j] << 16 | bucket[j];  // one register a key, not two
         __syncthreads();
-        // The owned slots: with values, each warp's row becomes the count of
-        // the same bucket in earlier warps; then the chunk's exclusive scan
-        // gives each bucket's start in the chunk, its delta, its next base.
-        unsigned count[per], sum = 0;
-        DEVICE_UNROLL
-        for (int q = 0; q < per; ++q) {
-            const int b = firstSlot + q;
-            unsigned c = 0;
-            if (b < slots) {
-                if (kPairs) {
-                    for (int w = 0; w < Shared::warps; ++w) {
-                        const unsigned x = sh.counts[w * slots + b];
-                        sh.counts[w * slots + b] = c;
-                        c += x;
-                    }
-                } else {
-                    c = sh.counts[b];
-                    sh.counts[b] = 0;  // ready for the next chunk: no one reads it before
-                }
-            }
-            count[q] = c;
-            sum += c;
-        }
-        unsigned total;
-        unsigned start = blockExclusiveSum<Shared::nt>(sum, sh.scratch, total);
+        // The chunk's start of each bucket (with values, each warp's row
+        // becomes the count of the bucket in earlier warps); then each owned
+        // slot's delta and next base.
+        if constexpr (kPairs) chunkOffsets<Shared::nt>(sh.counts, slots, sh.totals, sh.starts, sh.scratch);
+        else slotsExclusiveScan<Shared::nt>(sh.counts, sh.starts, slots, sh.scratch);
         DEVICE_UNROLL
         for (int q = 0; q < per; ++q) {
             const int b = firstSlot + q;
             if (b >= slots) continue;
-            sh.starts[b] = start;
-            sh.delta[b] = base[q] - start;
-            base[q] += count[q];
-            start += count[q];
+            sh.delta[b] = base[q] - sh.starts[b];
+            base[q] += kPairs ? sh.totals[b] : sh.counts[b];
+            if (!kPairs) sh.counts[b] = 0;  // ready for the next chunk: no one reads it before
         }
         __syncthreads();
         DEVICE_UNROLL
@@ -931,7 +919,7 @@ __global__ void classifyKernel(const Segment* segs, unsigned numSegs, const uint
 // One block per task: the bucket's keys (minus its lo) in registers, sorted
 // by digits, least significant first, each a rank and a move through shared
 // memory; then written out as keys. Positions past the bucket hold all-ones
-// keys and stay last. A stable pass takes the bits left, 8 at most (warpRank, chunkOffsets).
+// keys and stay last. A stable pass takes the bits left, stableBits at most (warpRank, chunkOffsets).
 // Keys alone first take their lowest digit, up to kWideDigit bits, in one
 // pass in any order: equal keys are equal bits, and the stable passes above
 // keep the order it leaves, so it ranks by atomics on one row of counters
@@ -944,7 +932,8 @@ bucketSortKernel(const Task* tasks, const uint32_t* keysIn, const uint32_t* valu
     uint32_t* sKeys = reinterpret_cast<uint32_t*>(localShared);
     uint32_t* sValues = sKeys + Tier::nv;
     unsigned* warpCounts = sKeys + Tier::nv * (kPairs ? 2 : 1);
-    unsigned *totals = warpCounts + Tier::countWords, *starts = totals + 256, *scratch = starts + 256;
+    constexpr int maxSlots = 1 << stableBits(kPairs);
+    unsigned *totals = warpCounts + Tier::countWords(kPairs), *starts = totals + maxSlots, *scratch = starts + maxSlots;
     const Task t = tasks[blockIdx.x];
     uint32_t key[Tier::vt], value[Tier::vt];
     unsigned rank[Tier::vt];  // rank << 11 | digit, so the digits need no registers of their own
@@ -997,7 +986,7 @@ bucketSortKernel(const Task* tasks, const uint32_t* keysIn, const uint32_t* valu
         slotsExclusiveScan<Tier::nt>(warpCounts, warpCounts, slots, scratch);
         move(warpCounts, nullptr);
     }
-    // A stable pass takes the bits left, 8 at most: one ballot a bit
+    // A stable pass takes the bits left, stableBits at most: one ballot a bit
     // (warpRank<kBits>) and a row of 2^kBits counters a warp. Pads are all
     // ones, so their digit is the largest in every pass and they stay last.
     auto stablePass = [&](auto bitsTag) {
@@ -1010,12 +999,14 @@ bucketSortKernel(const Task* tasks, const uint32_t* keysIn, const uint32_t* valu
         chunkOffsets<Tier::nt>(warpCounts, slots, totals, starts, scratch);
         move(starts, row);
     };
-    for (; shift < t.bits; shift += 8) {
+    // 8 bits a pass, until what is left fits one pass.
+    for (; shift < t.bits; shift += kPairs && t.bits - shift == 9 ? 9 : 8) {
         const unsigned left = t.bits - shift;
         if (left <= 4) stablePass(std::integral_constant<int, 4>{});
         else if (left <= 6) stablePass(std::integral_constant<int, 6>{});
         else if (left == 7) stablePass(std::integral_constant<int, 7>{});
-        else stablePass(std::integral_constant<int, 8>{});
+        else if (left != 9 || !kPairs) stablePass(std::integral_constant<int, 8>{});
+        else if constexpr (kPairs) stablePass(std::integral_constant<int, 9>{});
     }
     DEVICE_UNROLL
     for (int j = 0; j < Tier::vt; ++j) {

@@ -226,8 +226,8 @@ bool runPartA() {
 struct Tuning {
     // The histogram (and sample_sort_gpus's destination kernels): nt threads, vt keys each per chunk.
     static constexpr int nt = 256, vt = 8, nv = nt * vt, warps = nt / 32;
-    // The scatter's chunk: vt keys a thread on scatterNt(pairs) threads (ScatterShared says why).
-    static constexpr int scatterVt = 8;
+    // The scatter's chunk: scatterVt(pairs) keys a thread on scatterNt(pairs) threads (ScatterShared says why).
+    static constexpr int scatterVt(bool pairs) { return pairs ? 16 : 8; }
     static constexpr int scatterNt(bool pairs) { return pairs ? 256 : 512; }
     static constexpr int chunksPerTile = 8;
     static constexpr size_t tileKeys = size_t{nv} * chunksPerTile;  // keys per histogram row
@@ -260,7 +260,8 @@ struct LocalTier {
     static constexpr int keyBlocks = kKeyBlocks;
     // counters: a row of 2^stableBits per warp (stable passes), or one row of 2^kWideDigit + 1 for the block
     __host__ __device__ static constexpr int countWords(bool pairs) {
-        return (warps << stableBits(pairs)) > (1 << kWideDigit) + 1 ? warps << stableBits(pairs) : (1 << kWideDigit) + 32;
+        const int rows = warps << stableBits(pairs), wideRow = (1 << kWideDigit) + 32;
+        return rows > wideRow ? rows : wideRow;
     }
     static size_t sharedBytes(bool pairs) {
         const size_t counters = countWords(pairs) + 2 * (1 << stableBits(pairs)) + 32;
@@ -269,26 +270,29 @@ struct LocalTier {
 };
 using Tier0 = LocalTier<128, 8, 0>;   // up to 1024 keys
 using Tier1 = LocalTier<256, 16, 4>;  // up to 4096
-using Tier2 = LocalTier<512, 16, 2>;  // up to 8192: a T4 block holds it for keys alone
-using Tier3 = LocalTier<512, 32, 0>;  // up to 16384: more shared memory than a T4 block may have
+using Tier2 = LocalTier<384, 16, 2>;  // up to 6144: at 2^28 keys half the last level's buckets pass 4096
+using Tier3 = LocalTier<512, 16, 2>;  // up to 8192: a T4 block holds it for keys alone
+using Tier4 = LocalTier<512, 32, 0>;  // up to 16384: more shared memory than a T4 block may have
 
-// A scatter chunk and its shared memory. Keys alone take 4096 keys a chunk
-// (at 256 buckets, runs of about 16 keys a bucket to write) on 512 threads;
-// with values, 2048 on 256, so that the per-warp rows and both staged
-// arrays stay in 48 KiB.
+// A scatter chunk and its shared memory. A chunk is 4096 keys: at 256
+// buckets, runs of about 16 keys a bucket to write, 64 bytes (at 2048 keys,
+// 32-byte runs touched two sectors each, both partly: Nsight Compute,
+// 2026-12-03). Keys alone on 512 threads x 8; with values on 256 x 16, since
+// a stable rank needs a row of counters a warp. The values go out after the
+// keys, staged in the same array, so that a T4 block (64 KiB) holds it.
 template <bool kPairs>
 struct ScatterShared {
-    static constexpr int nt = Tuning::scatterNt(kPairs), vt = Tuning::scatterVt, nv = nt * vt, warps = nt / 32;
+    static constexpr int nt = Tuning::scatterNt(kPairs), vt = Tuning::scatterVt(kPairs), nv = nt * vt, warps = nt / 32;
     static constexpr int rows = kPairs ? warps : 1;
     uint32_t tree[Tuning::maxSlots];             // nodes 1..k-1, then the k-1 sorted splitters
     unsigned counts[rows * Tuning::maxSlots];    // a row per warp with values, one for the block without
     unsigned totals[kPairs ? Tuning::maxSlots : 1], starts[Tuning::maxSlots], scratch[32];
     size_t delta[Tuning::maxSlots];              // the chunk's staged key i, of bucket b, goes to delta[b] + i
-    uint32_t stageKeys[nv], stageValues[kPairs ? nv : 1];
+    uint32_t stage[nv];                          // the chunk's keys by bucket, then its values
     uint16_t stageBucket[nv];
 };
-static_assert(sizeof(ScatterShared<true>) <= 48 * 1024 && sizeof(ScatterShared<false>) <= 48 * 1024,
-              "the scatter uses static shared memory");
+static_assert(sizeof(ScatterShared<true>) <= 64 * 1024 && sizeof(ScatterShared<false>) <= 64 * 1024,
+              "the scatter's shared memory fits a T4 block");
 
 // A piece of the array one level distributes: its keys lie in [lo, hi].
 struct Segment {
@@ -300,7 +304,7 @@ struct Task {
     size_t start;
     uint32_t len, lo, bits, unused;
 };
-constexpr int kCopyList = 4, kLists = 5;  // task lists: tiers 0 to 3, then copies
+constexpr int kCopyList = 5, kLists = 6;  // task lists: tiers 0 to 4, then copies
 // What a level's classify kernel hands the host: the next level's size, the
 // task lists' lengths, and the balance figures.
 struct Plan {
@@ -760,7 +764,8 @@ scatterKernel(WordSource src, const uint32_t* valuesIn, const uint8_t* leaves, c
               const uint32_t* trees, const uint64_t* offsets, uint32_t* keysOut, uint32_t* valuesOut) {
     using Shared = ScatterShared<kPairs>;
     constexpr int slots = 2 << kLevels, vt = Shared::vt, nv = Shared::nv;
-    __shared__ Shared sh;
+    extern __shared__ unsigned char scatterShared[];
+    Shared& sh = *reinterpret_cast<Shared*>(scatterShared);
     Segment s;
     size_t tile, begin, end;
     openTile<kLevels, Shared::nt>(segs, numSegs, trees, sh.tree, s, tile, begin, end);
@@ -775,10 +780,12 @@ scatterKernel(WordSource src, const uint32_t* valuesIn, const uint8_t* leaves, c
     for (int q = 0; q < per; ++q)
         base[q] = firstSlot + q < slots ? s.start + offsets[countsIndex(s, slots, firstSlot + q, tile)] - segmentBase : 0;
     unsigned* mine = sh.counts + (kPairs ? (threadIdx.x >> 5) * slots : 0);
-    // The words (and values) of a chunk are loaded one chunk ahead, so the
+    // Keys alone: the words of a chunk are loaded one chunk ahead, so the
     // loads are in flight while the chunk before is ranked and written; they
     // become ranks only when their chunk's turn comes (mapped at the load,
-    // the warp waited there for them: Nsight Compute, 2026-12-03).
+    // the warp waited there for them: Nsight Compute, 2026-12-03). With
+    // values, 16 keys and 16 values a thread leave no registers for the next
+    // chunk's: a chunk is loaded when its turn comes.
     uint32_t key[vt], value[vt], nextKey[vt], nextValue[vt];
     unsigned leaf[vt], nextLeaf[vt];
     auto load = [&](size_t chunk, uint32_t (&k)[vt], uint32_t (&v)[vt], unsigned (&l)[vt]) {
@@ -791,11 +798,13 @@ scatterKernel(WordSource src, const uint32_t* valuesIn, const uint8_t* leaves, c
             else l[j] = p < len ? leaves[chunk + p] : 0;
         }
     };
-    load(begin, key, value, leaf);
+    constexpr bool ahead = !kPairs;
+    if (ahead) load(begin, key, value, leaf);
     __syncthreads();  // the tree and the cleared counters
     for (size_t chunk = begin; chunk < end; chunk += nv) {
         const unsigned chunkLen = static_cast<unsigned>(smaller(end - chunk, nv));
-        load(chunk + nv, nextKey, nextValue, nextLeaf);
+        if (ahead) load(chunk + nv, nextKey, nextValue, nextLeaf);
+        else load(chunk, key, value, leaf);
         if (kPairs) {  // this warp's row: its last reader was this warp's staging
             for (int i = threadIdx.x & 31; i < slots; i += 32) mine[i] = 0;
             __syncwarp();
@@ -832,24 +841,34 @@ scatterKernel(WordSource src, const uint32_t* valuesIn, const uint8_t* leaves, c
             if (!kPairs) sh.counts[b] = 0;  // ready for the next chunk: no one reads it before
         }
         __syncthreads();
+        // Staged by bucket, then written: the keys, then (with values) the
+        // values through the same array.
+        auto place = [&](int j) { const unsigned b = rank[j] & 0xFFFF; return sh.starts[b] + (kPairs ? mine[b] : 0) + (rank[j] >> 16); };
+        auto writeStaged = [&](uint32_t* out) {
+            __syncthreads();
+            DEVICE_UNROLL
+            for (int j = 0; j < vt; ++j) {
+                const unsigned i = j * Shared::nt + threadIdx.x;
+                if (i >= chunkLen) break;
+                out[sh.delta[sh.stageBucket[i]] + i] = sh.stage[i];
+            }
+        };
         DEVICE_UNROLL
         for (int j = 0; j < vt; ++j) {
-            const unsigned b = rank[j] & 0xFFFF, p = sh.starts[b] + (kPairs ? mine[b] : 0) + (rank[j] >> 16);
-            sh.stageKeys[p] = key[j];
-            if (kPairs) sh.stageValues[p] = value[j];
-            sh.stageBucket[p] = static_cast<uint16_t>(b);
+            const unsigned p = place(j);
+            sh.stage[p] = key[j];
+            sh.stageBucket[p] = static_cast<uint16_t>(rank[j] & 0xFFFF);
         }
-        __syncthreads();
-        DEVICE_UNROLL
-        for (int j = 0; j < vt; ++j) {
-            const unsigned i = j * Shared::nt + threadIdx.x;
-            if (i >= chunkLen) break;
-            const size_t to = sh.delta[sh.stageBucket[i]] + i;
-            keysOut[to] = sh.stageKeys[i];
-            if (kPairs) valuesOut[to] = sh.stageValues[i];
+        writeStaged(keysOut);
+        if constexpr (kPairs) {
+            __syncthreads();  // every key read before the values take its place
+            DEVICE_UNROLL
+            for (int j = 0; j < vt; ++j) sh.stage[place(j)] = value[j];
+            writeStaged(valuesOut);
         }
         DEVICE_UNROLL
-        for (int j = 0; j < vt; ++j) key[j] = nextKey[j], value[j] = nextValue[j], leaf[j] = nextLeaf[j];
+        for (int j = 0; j < vt; ++j)
+            if (ahead) key[j] = nextKey[j], value[j] = nextValue[j], leaf[j] = nextLeaf[j];
     }
 }
 
@@ -874,7 +893,7 @@ __global__ void classifyKernel(const Segment* segs, unsigned numSegs, const uint
         if (len) bucketRange(id, trees + seg * slots + k, k, s.lo, s.hi, lo, hi);
     }
     const bool equal = len && (lo == hi || len == 1), small = len && !equal && len <= cap;
-    const int tier = !small ? -1 : len <= Tier0::nv ? 0 : len <= Tier1::nv ? 1 : len <= Tier2::nv ? 2 : 3;
+    const int tier = !small ? -1 : len <= Tier0::nv ? 0 : len <= Tier1::nv ? 1 : len <= Tier2::nv ? 2 : len <= Tier3::nv ? 3 : 4;
     // Every bucket adds to the same few counters of the plan: summed over the
     // warp first (every lane gets here), one atomic a warp, not one a bucket.
     unsigned long long nonEmpty = len != 0, largest = len, keysEqual = equal ? len : 0, keysToBlocks = small ? len : 0;
@@ -999,14 +1018,15 @@ bucketSortKernel(const Task* tasks, const uint32_t* keysIn, const uint32_t* valu
         chunkOffsets<Tier::nt>(warpCounts, slots, totals, starts, scratch);
         move(starts, row);
     };
-    // 8 bits a pass, until what is left fits one pass.
-    for (; shift < t.bits; shift += kPairs && t.bits - shift == 9 ? 9 : 8) {
+    // 8 bits a pass, until what is left fits one pass (9 bits with values).
+    constexpr int widest = stableBits(kPairs);
+    for (; shift < t.bits; shift += 8) {
         const unsigned left = t.bits - shift;
         if (left <= 4) stablePass(std::integral_constant<int, 4>{});
         else if (left <= 6) stablePass(std::integral_constant<int, 6>{});
         else if (left == 7) stablePass(std::integral_constant<int, 7>{});
-        else if (left != 9 || !kPairs) stablePass(std::integral_constant<int, 8>{});
-        else if constexpr (kPairs) stablePass(std::integral_constant<int, 9>{});
+        else if (left == widest) { stablePass(std::integral_constant<int, widest>{}); break; }
+        else stablePass(std::integral_constant<int, 8>{});
     }
     DEVICE_UNROLL
     for (int j = 0; j < Tier::vt; ++j) {
@@ -1077,6 +1097,7 @@ struct ScratchSizes {
         lists[1] = std::min(perLevel, n / (Tier0::nv + 1) + 1);
         lists[2] = std::min(perLevel, n / (Tier1::nv + 1) + 1);
         lists[3] = std::min(perLevel, n / (Tier2::nv + 1) + 1);
+        lists[4] = std::min(perLevel, n / (Tier3::nv + 1) + 1);
         lists[kCopyList] = std::min(perLevel, n) + n / Tuning::copyPiece + 1;
     }
     void grow(const ScratchSizes& o) {
@@ -1094,9 +1115,10 @@ struct ScratchSizes {
 };
 
 // The largest bucket one block sorts on this card: the largest tier whose
-// shared memory a block may have (a T4 stops at Tier2 for keys, Tier1 for
-// key-value; an H200 takes Tier3).
+// shared memory a block may have (a T4 stops at Tier3 for keys, Tier1 for
+// key-value; an H200 takes Tier4).
 inline size_t largestTier(const DeviceInfo& device, bool pairs) {
+    if (Tier4::sharedBytes(pairs) <= device.sharedPerBlockOptin) return Tier4::nv;
     if (Tier3::sharedBytes(pairs) <= device.sharedPerBlockOptin) return Tier3::nv;
     if (Tier2::sharedBytes(pairs) <= device.sharedPerBlockOptin) return Tier2::nv;
     return Tier1::nv;
@@ -1189,7 +1211,10 @@ Plan runLevel(Problem<Key>& p, size_t cap, int level, WordSource src, const uint
                                                     kPairs ? nullptr : p.leaves.get());
     CUDA_CHECK_LAUNCH("histogramKernel");
     scanCounts(p, numTiles * slots);
-    scatterKernel<kLevels, kPairs><<<tiles, ScatterShared<kPairs>::nt>>>(src, valuesIn, p.leaves.get(), segs, numSegs, p.trees.get(), p.offsets.get(),
+    constexpr size_t scatterBytes = sizeof(ScatterShared<kPairs>);  // past 48 KiB with values: the opt-in, as for the bucket sorts
+    CUDA_CHECK(cudaFuncSetAttribute(scatterKernel<kLevels, kPairs>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                    static_cast<int>(scatterBytes)));
+    scatterKernel<kLevels, kPairs><<<tiles, ScatterShared<kPairs>::nt, scatterBytes>>>(src, valuesIn, p.leaves.get(), segs, numSegs, p.trees.get(), p.offsets.get(),
                                                           keysOut, valuesOut);
     CUDA_CHECK_LAUNCH("scatterKernel");
     CUDA_CHECK(cudaMemsetAsync(p.plan.get(), 0, sizeof(Plan)));
@@ -1207,6 +1232,7 @@ Plan runLevel(Problem<Key>& p, size_t cap, int level, WordSource src, const uint
     launchBucketSorts<Tier1, kPairs>(p, 1, plan.lists[1], keysOut, valuesOut);
     launchBucketSorts<Tier2, kPairs>(p, 2, plan.lists[2], keysOut, valuesOut);  // an empty list launches nothing
     launchBucketSorts<Tier3, kPairs>(p, 3, plan.lists[3], keysOut, valuesOut);
+    launchBucketSorts<Tier4, kPairs>(p, 4, plan.lists[4], keysOut, valuesOut);
     if (plan.lists[kCopyList]) {
         copyKernel<kPairs><<<plan.lists[kCopyList], Tuning::copyNt>>>(p.lists.get() + p.listBase[kCopyList], keysOut, valuesOut,
                                                                      p.outWords(), p.d.vout.get(), p.map());

@@ -1394,9 +1394,12 @@ int runLessonAs(const SortOptions& o, const Run& run) {
     if (summary.size() > 1) {
         Table table("merge sort by distribution, " + std::string(keyName<Key>()) + " n=" + std::to_string(o.n) +
                         (o.pairs ? " pairs" : ""),
-                    {{"distribution", 12, true}, {"time (ms)", 9}, {"Gkeys/s", 7}, {"vs CUB", 6}, {"vs radix", 8}}, &csv);
+                    {{"distribution", 12, true}, {"time (ms)", 9}, {"Gkeys/s", 7}, {"vs CUB", 6}, {"vs radix", 8},
+                     {"CUB merge Gkeys/s", 17}, {"CUB radix Gkeys/s", 17}}, &csv);  // the last two for plot_sweep.py
+        const double gkeys = o.n / 1e6;  // over a time in ms: Gkeys/s
         for (const Summary& r : summary)
-            table.row({r.shape, fixed(r.ms, 3), fixed(o.n / (r.ms * 1e6), 2), fixed(r.mergeMs / r.ms, 2), fixed(r.radixMs / r.ms, 2)});
+            table.row({r.shape, fixed(r.ms, 3), fixed(gkeys / r.ms, 2), fixed(r.mergeMs / r.ms, 2), fixed(r.radixMs / r.ms, 2),
+                       fixed(gkeys / r.mergeMs, 2), fixed(gkeys / r.radixMs, 2)});
     }
     return kExitPass;
 }

@@ -11,7 +11,9 @@ is a point, and the rows of one kernel (its name without its numbers) make
 a line. The copy row, the library row (cub::..., thrust::...) and rows
 without a knob (the one-thread baseline) are labelled horizontal reference
 lines. A table whose rows have no knob to share (bitonic's steps) is drawn
-as a climb, row after row. The x axis is log2 where the knob doubles, the y
+as a climb, row after row. A summary by distribution (--dist all) is drawn
+as bars, a distribution's side by side: the sort's, then each library
+column's beside it (`CUB merge Gkeys/s`, ...). The x axis is log2 where the knob doubles, the y
 axis logarithmic where the values span more than 50x. The title carries the
 card and date from each CSV's first line (`run,<program>,<card>,<date>`).
 Several CSVs (your card and the committed H200 run, say) share the panels,
@@ -39,6 +41,7 @@ VALUES = ("time (ms)", "GB/s", "Gkeys/s", "% of copy")      # the first of these
 OLD_NAMES = {"ms": "time (ms)", "GB/s/pass": "GB/s", "version": "kernel", "operation": "kernel"}
 COPY_PREFIXES = ("cudaMemcpy", "device copy")
 LIBRARY_PREFIXES = ("cub::", "thrust::")
+SUMMARY = "distribution"  # the first column of a summary by distribution: a row a distribution
 
 
 class Table:
@@ -92,7 +95,7 @@ def read_run(path):
     if not run.program:
         run.program = pathlib.Path(path).parent.name or pathlib.Path(path).stem
     for table in run.tables:
-        if table.header and table.header[0] != "kernel":  # Day 36's old part 2: the knob came first
+        if table.header and table.header[0] not in ("kernel", SUMMARY):  # Day 36's old part 2: the knob came first
             table.header = ["kernel"] + table.header
             table.rows = [[table.title] + row for row in table.rows]
     return run
@@ -132,7 +135,10 @@ class Panel:
     def __init__(self, run, table, column, x):
         self.run, self.table, self.column = run, table, column
         self.xtitle = table.header[x] if x is not None else ""
-        self.series, self.references, self.climb = {}, [], []
+        self.series, self.references, self.climbs = {}, [], {}  # climbs: label -> [(step, value)]
+        if table.header[0] == SUMMARY:
+            self.summary_climbs()
+            return
         y = table.header.index(column)
         points = []
         for row in table.rows:
@@ -160,18 +166,28 @@ class Panel:
         if self.series and all(len(s) == 1 for s in self.series.values()):
             # Nothing to join into lines: the rows are steps (a climb), drawn in table order.
             # Rows without a number in the knob column are steps of the climb too, not references.
-            self.climb = [(row[0], number(row[y])) for row in table.rows
-                          if len(row) > y and number(row[y]) is not None and not is_reference(row[0])]
+            self.climbs[column] = [(row[0], number(row[y])) for row in table.rows
+                                   if len(row) > y and number(row[y]) is not None and not is_reference(row[0])]
             self.references = [(name, value) for name, value in self.references if is_reference(name)]
             self.series = {}
         for line in self.series.values():
             line.sort()
 
+    def summary_climbs(self):
+        """The column itself is the sort's (named by the title: 'summary: sampleSort 256-way by
+        distribution'); a column 'X <column>' is library X's, on the same rows."""
+        sort = re.sub(r"^summary: ", "", self.table.title.split(" by distribution")[0])
+        for c, title in enumerate(self.table.header):
+            if title == self.column or title.endswith(" " + self.column):
+                label = sort if title == self.column else title[:-len(self.column)].strip()
+                self.climbs[label] = [(row[0], number(row[c])) for row in self.table.rows
+                                      if len(row) > c and number(row[c]) is not None]
+
     def plottable(self):
-        return bool(self.series or self.climb)
+        return bool(self.series or any(self.climbs.values()))
 
     def values(self):
-        return ([v for s in self.series.values() for _, v in s] + [v for _, v in self.climb]
+        return ([v for s in self.series.values() for _, v in s] + [v for c in self.climbs.values() for _, v in c]
                 + [v for _, v in self.references])
 
 
@@ -189,7 +205,7 @@ def panels_of(run, column, table_filter, wanted_x):
         (panels if panel.plottable() else loose).append(panel)
     for panel in panels:
         for other in loose:
-            if other.column == panel.column:
+            if other.column == panel.column and panel.table.header[0] != SUMMARY:  # a summary has its libraries
                 panel.references += other.references
     return panels
 
@@ -208,8 +224,8 @@ def print_text(groups):
             print(f"\n{panel.table.title} ({panel.column}; {panel.run.label()})")
             for label, line in panel.series.items():
                 print(f"  {label}: " + ", ".join(f"{panel.xtitle} {x:g}: {v:g}" for x, v in line))
-            for name, value in panel.climb:
-                print(f"  {name}: {value:g}")
+            for label, climb in panel.climbs.items():
+                print(f"  {label}: " + ", ".join(f"{name} {value:g}" for name, value in climb))
             for name, value in panel.references:
                 print(f"  [reference] {name}: {value:g}")
 
@@ -254,9 +270,9 @@ def draw(groups, runs, out):
     for ax, group in zip(axes[:, 0], groups):
         families = []
         for panel in group:
-            families += [f for f in panel.series if f not in families]
+            families += [f for f in list(panel.series) + list(panel.climbs) if f not in families]
         values = [v for panel in group for v in panel.values() if v > 0]
-        climb = any(panel.climb for panel in group)
+        climbs = [c for panel in group for c in panel.climbs.values() if c]
         references = []
         for r, panel in enumerate(group):
             card = f" ({panel.run.card})" if len(runs) > 1 else ""
@@ -264,9 +280,16 @@ def draw(groups, runs, out):
                 ax.plot([x for x, _ in line], [v for _, v in line], marker=markers[r % len(markers)],
                         linestyle=styles[r % len(styles)], color=colours[families.index(label) % len(colours)],
                         label=label + card)
-            if panel.climb:
-                ax.plot(range(len(panel.climb)), [v for _, v in panel.climb], marker=markers[r % len(markers)],
-                        linestyle=styles[r % len(styles)], color=colours[r], label=f"{panel.column}{card}")
+            bars = [(label, climb) for label, climb in panel.climbs.items()] if panel.table.header[0] == SUMMARY else []
+            for b, (label, climb) in enumerate(bars):  # distributions are categories: bars side by side, a run's hatched
+                width = 0.8 / (len(bars) * len(group))
+                ax.bar([i - 0.4 + (r * len(bars) + b + 0.5) * width for i in range(len(climb))], [v for _, v in climb],
+                       width, color=colours[families.index(label) % len(colours)], hatch="//" if r else None,
+                       label=f"{label}{card}")
+            for label, climb in ([] if bars else panel.climbs.items()):
+                colour = colours[(families.index(label) if len(panel.climbs) > 1 else r) % len(colours)]
+                ax.plot(range(len(climb)), [v for _, v in climb], marker=markers[r % len(markers)],
+                        linestyle=styles[r % len(styles)], color=colour, label=f"{label}{card}")
             for name, value in panel.references:
                 colour = ("black" if name.startswith(COPY_PREFIXES)
                           else "tab:red" if name.startswith(LIBRARY_PREFIXES) else "tab:gray")
@@ -274,8 +297,8 @@ def draw(groups, runs, out):
                 references.append((value, f"{name}{card}: {value:g}", colour))
         xs = [x for panel in group for line in panel.series.values() for x, _ in line]
         label_references(ax, references, values)
-        if climb:
-            names = [name for name, _ in max((p.climb for p in group), key=len)]
+        if climbs:
+            names = [name for name, _ in max(climbs, key=len)]
             ax.set_xticks(range(len(names)))
             ax.set_xticklabels([textwrap.fill(n, 22) for n in names], fontsize=7, rotation=20, ha="right")
         elif xs:

@@ -1535,8 +1535,8 @@ std::string balanceLine(const Balance& b) {
         equal += l.plan.keysEqual;
     }
     char text[256];
-    std::snprintf(text, sizeof text, "%zu levels, %zu buckets sorted in one block (mean %.0f keys), %zu keys in "
-                  "equality buckets, %.2f passes over memory", b.levels.size(), blocks,
+    std::snprintf(text, sizeof text, "%zu level%s, %zu buckets sorted in one block (mean %.0f keys), %zu keys in "
+                  "equality buckets, %.2f passes over memory", b.levels.size(), b.levels.size() == 1 ? "" : "s", blocks,
                   blocks ? static_cast<double>(keysToBlocks) / blocks : 0.0, equal, b.passes());
     return text;
 }

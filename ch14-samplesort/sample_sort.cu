@@ -270,7 +270,7 @@ struct LocalTier {
 };
 using Tier0 = LocalTier<128, 8, 0>;   // up to 1024 keys
 using Tier1 = LocalTier<256, 16, 4>;  // up to 4096
-using Tier2 = LocalTier<384, 16, 2>;  // up to 6144: at 2^28 keys 44 % of the last level's buckets pass 4096, 80 % of those stop here
+using Tier2 = LocalTier<384, 16, 2>;  // up to 6144: at 2^28 keys over 43 % of the last level's buckets pass 4096, about 4 in 5 of those stop here
 using Tier3 = LocalTier<512, 16, 2>;  // up to 8192: a T4 block holds it for keys alone
 using Tier4 = LocalTier<512, 32, 0>;  // up to 16384: more shared memory than a T4 block may have
 

@@ -136,7 +136,8 @@ class Panel:
         self.run, self.table, self.column = run, table, column
         self.xtitle = table.header[x] if x is not None else ""
         self.series, self.references, self.climbs = {}, [], {}  # climbs: label -> [(step, value)]
-        if table.header[0] == SUMMARY:
+        self.summary = table.header[0] == SUMMARY  # drawn as bars, its libraries its own columns
+        if self.summary:
             self.summary_climbs()
             return
         y = table.header.index(column)
@@ -205,7 +206,7 @@ def panels_of(run, column, table_filter, wanted_x):
         (panels if panel.plottable() else loose).append(panel)
     for panel in panels:
         for other in loose:
-            if other.column == panel.column and panel.table.header[0] != SUMMARY:  # a summary has its libraries
+            if other.column == panel.column and not panel.summary:
                 panel.references += other.references
     return panels
 
@@ -273,6 +274,9 @@ def draw(groups, runs, out):
             families += [f for f in list(panel.series) + list(panel.climbs) if f not in families]
         values = [v for panel in group for v in panel.values() if v > 0]
         climbs = [c for panel in group for c in panel.climbs.values() if c]
+        names = []  # the steps (or distributions) of every run, the longest run's order first
+        for climb in sorted(climbs, key=len, reverse=True):
+            names += [name for name, _ in climb if name not in names]
         references = []
         for r, panel in enumerate(group):
             card = f" ({panel.run.card})" if len(runs) > 1 else ""
@@ -280,15 +284,15 @@ def draw(groups, runs, out):
                 ax.plot([x for x, _ in line], [v for _, v in line], marker=markers[r % len(markers)],
                         linestyle=styles[r % len(styles)], color=colours[families.index(label) % len(colours)],
                         label=label + card)
-            bars = [(label, climb) for label, climb in panel.climbs.items()] if panel.table.header[0] == SUMMARY else []
+            bars = list(panel.climbs.items()) if panel.summary else []
             for b, (label, climb) in enumerate(bars):  # distributions are categories: bars side by side, a run's hatched
                 width = 0.8 / (len(bars) * len(group))
-                ax.bar([i - 0.4 + (r * len(bars) + b + 0.5) * width for i in range(len(climb))], [v for _, v in climb],
+                ax.bar([names.index(n) - 0.4 + (r * len(bars) + b + 0.5) * width for n, _ in climb], [v for _, v in climb],
                        width, color=colours[families.index(label) % len(colours)], hatch="//" if r else None,
                        label=f"{label}{card}")
             for label, climb in ([] if bars else panel.climbs.items()):
                 colour = colours[(families.index(label) if len(panel.climbs) > 1 else r) % len(colours)]
-                ax.plot(range(len(climb)), [v for _, v in climb], marker=markers[r % len(markers)],
+                ax.plot([names.index(n) for n, _ in climb], [v for _, v in climb], marker=markers[r % len(markers)],
                         linestyle=styles[r % len(styles)], color=colour, label=f"{label}{card}")
             for name, value in panel.references:
                 colour = ("black" if name.startswith(COPY_PREFIXES)
@@ -298,7 +302,6 @@ def draw(groups, runs, out):
         xs = [x for panel in group for line in panel.series.values() for x, _ in line]
         label_references(ax, references, values)
         if climbs:
-            names = [name for name, _ in max(climbs, key=len)]
             ax.set_xticks(range(len(names)))
             ax.set_xticklabels([textwrap.fill(n, 22) for n in names], fontsize=7, rotation=20, ha="right")
         elif xs:

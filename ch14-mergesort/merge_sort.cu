@@ -2,28 +2,28 @@
 // every output position finds its co-rank (how many of the first k outputs
 // come from the left run) by its own binary search; a bottom-up merge sort
 // is that merge applied to every pair of runs, once per doubling width.
-// Part A launches the seed's two kernels (one thread per output, one launch
+// Part A launches the course's two kernels (one thread per output, one launch
 // per width). Part B grows them into a sort that stands beside CUB's: a
-// block sort of large tiles in registers and shared memory, then merge
-// passes that partition each pair of runs by merge path and merge tile by
-// tile with coalesced loads and stores. Every pass reads and writes every
-// key once, so fewer passes is the lever; the table prints each pass.
+// block sort of large tiles, then merge passes that merge two or four runs
+// at once, tile by tile, each tile found by a merge-path partition. Every
+// pass reads and writes every key once, so fewer passes is the lever.
 //
-// Build (one file):  nvcc -std=c++17 -O3 -arch=sm_75 -o merge_sort merge_sort.cu
-//                    (use your card's -arch, e.g. sm_90 on an H100/H200; the tile shape is chosen at run time)
+// Build (one file, about 50 s on 2 cores):
+//   nvcc -std=c++17 -O3 -arch=sm_75 -o merge_sort merge_sort.cu
+//   (your card's -arch, e.g. sm_90 on an H100/H200; tile shapes are chosen at run time)
 // Run:
-//   ./merge_sort                  the seed's traces, checks, the table and each pass (2^28 uint32 keys)
-//   ./merge_sort --dist all       a row per distribution (uniform, sorted, ..., organ-pipe)
+//   ./merge_sort                  the course's traces, checks, the table and each pass (2^28 uint32 keys)
+//   ./merge_sort --dist all       a table per distribution, then a summary
 //   ./merge_sort --pairs --key float --descending --n 1000003    key-value (values = original index)
 //   ./merge_sort --verify         every row on the adversarial inputs, every key type and order
-//   ./merge_sort --selftest       the seed's traces and the pass logic on the host (no GPU)
-// Reading map: "Part A" (the tie rule, co_rank, the 14.1 and 14.2 kernels),
-// "Part B" (Tuning, pieces, kernels, the pass plan), "the variant table",
-// "selftest", "the lesson", "main".
+//   ./merge_sort --selftest       the traces, every piece and every kernel's steps on the host (no GPU)
+// Reading map: "Part A" (the tie rule, co_rank, the 14.1 and 14.2 kernels, their worked examples);
+// "Part B" (tuning, pieces, block sort, merge passes, the plan); "the variant table"; "selftest";
+// "the lesson"; "main".
 // Change: --n, --key, --input/--dist, --pairs, --descending, --only. Exercises (README.md):
 //   -DEXERCISE_NO_BOUNDARY_GUARD  14.1's trap: read the exhausted run
 //   -DEXERCISE_FORGET_PAIR_START  14.2's trap: a pair-local index used as a global one
-//   -DEXERCISE_SEED_TIE_TEST      the seed's strict A[i] < B[j-1]: ties leave unstably
+//   -DEXERCISE_SEED_TIE_TEST      the course's strict A[i] < B[j-1]: ties leave unstably
 // Each is caught by the checks (the last only by provenance).
 
 #include "../common/inputs.hpp"
@@ -32,33 +32,21 @@
 #include "../common/sort_options.hpp"
 #include "../common/variants.hpp"
 
+#include <cuda_pipeline.h>
+
 #include <climits>
 #include <functional>
 #include <map>
 #include <utility>
 
-// The order: common's rank (key_order.hpp, IEEE totalOrder for floats),
-// fixed at compile time for the kernels. Inside Part B every key travels as
-// its rank, so every comparison is one unsigned compare.
-template <class Key, bool kDescending>
-struct Order {
-    using key_type = Key;
-    static constexpr bool descending = kDescending;
-    static constexpr uint32_t flip = kDescending ? ~0u : 0u;
-    __host__ __device__ static uint32_t rank(Key k) { return rankOf(k, flip); }
-    __host__ __device__ static Key key(uint32_t r) { return keyOfRank<Key>(r, flip); }
-    __host__ __device__ bool operator()(const Key& a, const Key& b) const { return rank(a) < rank(b); }
-};
+// The order is common's rank (key_order.hpp: IEEE totalOrder for floats; flip = ~0 sorts descending).
+// Part A compares keys by it (RankLess); Part B maps keys to ranks once (RankMap) and compares ranks.
 
 // ================================================================ Part A
-//
-// The seed's building block, in the seed's form: bisection on i with the
-// midpoint rounded up ((i_low + i_high + 1) / 2), three outcomes. One change
-// from the printed seed: its first test is A[i] < B[j - 1], which accepts a
-// split that takes a B equal to an untaken A (unstable; the values check
-// cannot see it). Here the first test is A[i] <= B[j - 1]: an untaken A
-// equal to a taken B must be taken first. (A few lines of co-rank repeat
-// the other merge lessons on purpose: they are this chapter's subject.)
+// The course's co-rank in its own form (bisection on i, midpoint rounded up,
+// three outcomes) with one change, the tie rule: its first test A[i] <
+// B[j - 1] takes a B equal to an untaken A (unstable, invisible to a values
+// check); A[i] <= B[j - 1] takes the A first. (It repeats in each merge lesson.)
 
 template <class Key, class Less>
 __host__ __device__ inline void co_rank(size_t k, const Key* A, size_t m, const Key* B, size_t n,
@@ -69,7 +57,7 @@ __host__ __device__ inline void co_rank(size_t k, const Key* A, size_t m, const 
         const size_t i = (i_low + i_high + 1) / 2;
         const size_t j = k - i;
 #ifdef EXERCISE_SEED_TIE_TEST
-        if (j > 0 && i < m && less(A[i], B[j - 1])) {  // the seed's strict test
+        if (j > 0 && i < m && less(A[i], B[j - 1])) {  // the course's strict test
 #else
         if (j > 0 && i < m && !less(B[j - 1], A[i])) {  // A[i] <= B[j-1]: too few from A
 #endif
@@ -85,9 +73,8 @@ __host__ __device__ inline void co_rank(size_t k, const Key* A, size_t m, const 
     *out_j = k - i_low;
 }
 
-// Which output of the merge position k is, once its co-rank (i, j) is
-// known. The boundary guard is the seed's first trap: once i == m (or
-// j == n) that run is exhausted and A[i] (B[j]) lies past its end.
+// Which output of the merge position k is, once its co-rank (i, j) is known. The boundary guard is the course's first
+// trap: once i == m (or j == n) that run is exhausted and A[i] (B[j]) lies past its end.
 template <class Key, class Less>
 __host__ __device__ inline bool take_from_A(const Key* A, size_t m, const Key* B, size_t n, size_t i,
                                             size_t j, Less less) {
@@ -100,9 +87,8 @@ __host__ __device__ inline bool take_from_A(const Key* A, size_t m, const Key* B
 #endif
 }
 
-// 14.1, one output position k: its co-rank, then the one key it takes.
-// `source` (may be null) records provenance: s < m is A[s], else B[s - m].
-// The kernel runs it for its thread; --selftest runs it for every k.
+// 14.1, one output position k: its co-rank, then the one key it takes. `source` (may be null) records provenance: s <
+// m is A[s], else B[s - m]. The kernel runs it for its thread; --selftest runs it for every k.
 template <class Key, class Less>
 __host__ __device__ inline void mergeOutput(size_t k, const Key* A, size_t m, const Key* B, size_t n, Key* out,
                                             size_t* source, Less less) {
@@ -113,17 +99,14 @@ __host__ __device__ inline void mergeOutput(size_t k, const Key* A, size_t m, co
     if (source) source[k] = fromA ? i : m + j;
 }
 
-template <class Key, class Less>
-__global__ void merge_corank_kernel(const Key* A, size_t m, const Key* B, size_t n, Key* out, size_t* source,
-                                    Less less) {
+template <class Key, class Less> __global__ void merge_corank_kernel(const Key* A, size_t m, const Key* B, size_t n, Key* out, size_t* source, Less less) {
     const size_t k = static_cast<size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
     if (k < m + n) mergeOutput(k, A, m, B, n, out, source, less);
 }
 
-// 14.2, one output position of one pass of the bottom-up sort: the thread
-// finds its pair of runs from its global position (pair_start), then merges
-// within that pair. `vin`/`vout` (may be null) carry a value with each key
-// (the original index, for the checks).
+// 14.2, one output position of one pass of the bottom-up sort: the thread finds its pair of runs from its global
+// position (pair_start), then merges within that pair. `vin`/`vout` (may be null) carry a value with each key (the
+// original index, for the checks).
 template <class Key, class Less>
 __host__ __device__ inline void passOutput(size_t global_k, const Key* in, Key* out, const uint32_t* vin,
                                            uint32_t* vout, size_t n, size_t width, Less less) {
@@ -132,8 +115,7 @@ __host__ __device__ inline void passOutput(size_t global_k, const Key* in, Key* 
     const size_t mid = pair_start + left_len;
     const size_t right_len = (n - mid < width) ? n - mid : width;
     const size_t k = global_k - pair_start;  // this thread's output index within its pair
-    const Key* A = in + pair_start;
-    const Key* B = in + mid;
+    const Key *A = in + pair_start, *B = in + mid;
     size_t i, j;
     co_rank(k, A, left_len, B, right_len, &i, &j, less);
     const bool fromA = take_from_A(A, left_len, B, right_len, i, j, less);
@@ -146,38 +128,31 @@ __host__ __device__ inline void passOutput(size_t global_k, const Key* in, Key* 
     if (vout) vout[dst] = fromA ? vin[pair_start + i] : vin[mid + j];
 }
 
-template <class Key, class Less>
-__global__ void mergesort_pass_kernel(const Key* in, Key* out, const uint32_t* vin, uint32_t* vout, size_t n,
-                                      size_t width, Less less) {
+template <class Key, class Less> __global__ void mergesort_pass_kernel(const Key* in, Key* out, const uint32_t* vin, uint32_t* vout, size_t n, size_t width, Less less) {
     const size_t global_k = static_cast<size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
     if (global_k < n) passOutput(global_k, in, out, vin, vout, n, width, less);
 }
 
-// Launch geometry of the seed's kernels: one thread per output position.
+// Launch geometry of the course's kernels: one thread per output position.
 constexpr unsigned kSeedThreads = 256;
 
 template <class Key, class Less>
 void launchSeedMerge(const Key* A, size_t m, const Key* B, size_t n, Key* out, size_t* source, Less less) {
     if (m + n == 0) return;
-    merge_corank_kernel<<<gridFor(m + n, kSeedThreads, "merge_corank_kernel"), kSeedThreads>>>(A, m, B, n, out,
-                                                                                               source, less);
+    merge_corank_kernel<<<gridFor(m + n, kSeedThreads, "merge_corank_kernel"), kSeedThreads>>>(A, m, B, n, out, source, less);
     CUDA_CHECK_LAUNCH("merge_corank_kernel");
 }
 
-// The seed's sort: widths 1, 2, 4, ... one launch each, ping-ponging between
-// two buffers. Returns which buffer holds the result (0: keys/vals, 1:
-// tmpKeys/tmpVals). `onPass(width, buffer)` lets the trace print.
+// The course's sort: widths 1, 2, 4, ... one launch each, ping-ponging between two buffers. Returns which buffer holds
+// the result (0: keys/vals, 1: tmpKeys/tmpVals). `onPass(width, buffer)` lets the trace print.
 template <class Key, class Less>
 int seedSort(Key* keys, uint32_t* vals, Key* tmpKeys, uint32_t* tmpVals, size_t n, Less less,
              const std::function<void(size_t, int)>& onPass = {}) {
     int current = 0;
     for (size_t width = 1; width < n; width *= 2) {
-        Key* src = current ? tmpKeys : keys;
-        Key* dst = current ? keys : tmpKeys;
-        uint32_t* vsrc = vals ? (current ? tmpVals : vals) : nullptr;
-        uint32_t* vdst = vals ? (current ? vals : tmpVals) : nullptr;
-        mergesort_pass_kernel<<<gridFor(n, kSeedThreads, "mergesort_pass_kernel"), kSeedThreads>>>(src, dst, vsrc,
-                                                                                                   vdst, n, width, less);
+        Key *src = current ? tmpKeys : keys, *dst = current ? keys : tmpKeys;
+        uint32_t *vsrc = vals ? (current ? tmpVals : vals) : nullptr, *vdst = vals ? (current ? vals : tmpVals) : nullptr;
+        mergesort_pass_kernel<<<gridFor(n, kSeedThreads, "mergesort_pass_kernel"), kSeedThreads>>>(src, dst, vsrc, vdst, n, width, less);
         CUDA_CHECK_LAUNCH("mergesort_pass_kernel");
         current ^= 1;
         if (onPass) onPass(width, current);
@@ -185,211 +160,140 @@ int seedSort(Key* keys, uint32_t* vals, Key* tmpKeys, uint32_t* tmpVals, size_t 
     return current;
 }
 
-// ================================================================ Part B
-//
-// Production. Inside the sort every key travels as its rank (a uint32), so
-// every comparison is one unsigned compare; the block sort converts on
-// load and the last pass converts back on store.
-
-// The tuning struct: the only source of tile and shared-memory sizes.
-//   nt, vt   threads per block and keys per thread of a merge pass; vt odd,
-//            so that thread t's strided shared accesses (t * vt + i) fall
-//            in distinct banks
-//   nv       keys per merge tile, nt * vt
-//   blockNt, blockVt   the same for the block sort
-//   tile     keys per block-sort tile, blockNt * blockVt: the first run width
-// A merge tile must never straddle two pairs of runs: pair boundaries are
-// multiples of 2 * tile, so nv must divide tile.
-template <int kNt, int kVt, int kBlockNt, int kBlockVt>
-struct Tuning {
-    static constexpr int nt = kNt;
-    static constexpr int vt = kVt;
-    static constexpr int nv = kNt * kVt;
-    static constexpr int blockNt = kBlockNt;
-    static constexpr int blockVt = kBlockVt;
-    static constexpr int tile = kBlockNt * kBlockVt;
-    // Shared memory. Block sort: one key buffer (+1 slot: the serial merge
-    // may read one past a run's end) and, with values, one value buffer.
-    // Merge: input and output buffers for keys (and values), so that the
-    // serial merge writes its outputs straight to shared memory and holds
-    // no vt-wide arrays in registers (more resident blocks per SM).
-    static constexpr size_t blockSortBytes(bool kv) { return (size_t{tile} + 1 + (kv ? tile : 0)) * 4; }
-    static constexpr size_t mergeBytes(bool kv) { return (2 * size_t{nv} + 1 + (kv ? 2 * nv : 0)) * 4; }
-    // Four-way merge: the tile's four input spans (+1 slot), the two round-1
-    // merges AB and CD (+1 slot); round 2 writes over the inputs.
-    static constexpr size_t merge4Bytes(bool kv) { return (2 * (size_t{nv} + 1) + (kv ? 2 * nv : 0)) * 4; }
-    static_assert(kVt % 2 == 1 && kBlockVt % 2 == 1, "vt must be odd (conflict-free strided shared access)");
-    static_assert((kNt & (kNt - 1)) == 0 && (kBlockNt & (kBlockNt - 1)) == 0, "powers of two");
-    static_assert(tile % nv == 0, "a merge tile must not straddle two pairs of runs");
-};
-
-// H200/H100 shapes (sm_90: up to 227 KiB of shared memory per block), and
-// the T4-safe shape (sm_75: 64 KiB opt-in, 48 KiB without it).
-using TuneKeysLarge = Tuning<128, 33, 1024, 33>;   // tile 33792: 132 KiB keys
-using TuneKeysWide = Tuning<256, 11, 1024, 33>;    // same tile, shorter merge chains
-using TuneKeysTwoPerSm = Tuning<256, 11, 512, 33>; // tile 16896: 66 KiB, two block-sort blocks per SM
-using TunePairsLarge = Tuning<128, 11, 512, 33>;   // tile 16896: 132 KiB keys + values
-using TuneFallback = Tuning<128, 15, 256, 15>;     // tile 3840: 15 KiB keys, 30 KiB pairs
-constexpr size_t kSm90SharedLimit = 227 * 1024;
-constexpr size_t kT4SharedLimit = 48 * 1024;  // fits even without the opt-in
-static_assert(TuneKeysLarge::blockSortBytes(false) <= kSm90SharedLimit, "keys tile too large");
-static_assert(TunePairsLarge::blockSortBytes(true) <= kSm90SharedLimit, "pairs tile too large");
-static_assert(TuneFallback::blockSortBytes(true) <= kT4SharedLimit, "fallback tile too large for a T4");
-static_assert(TuneKeysLarge::mergeBytes(true) <= kSm90SharedLimit, "merge tile too large");
-static_assert(TuneFallback::mergeBytes(true) <= kT4SharedLimit, "fallback merge tile too large");
-static_assert(TuneKeysLarge::merge4Bytes(true) <= kSm90SharedLimit, "four-way merge tile too large");
-// The smallest merge tile of any shape: it makes the most tiles, so it sizes the partition buffer.
-constexpr int kSmallestNv =
-    std::min({TuneKeysLarge::nv, TuneKeysWide::nv, TuneKeysTwoPerSm::nv, TunePairsLarge::nv, TuneFallback::nv});
-static_assert(TuneFallback::merge4Bytes(true) <= kT4SharedLimit, "fallback four-way merge tile too large");
-
-// ----------------------------------------------------- pieces (host + device)
-
-// The pair of runs that global position g belongs to, in a pass that merges
-// runs of `width`: the pair starts at a multiple of 2 * width; the left run
-// holds up to width keys, the right run the rest (either may be short at
-// the tail; the right one may be empty).
-struct PairSpan {
-    size_t start, aLen, bLen;
-};
-__host__ __device__ inline PairSpan pairOf(size_t g, size_t width, size_t n) {
-    PairSpan p;
-    p.start = g / (2 * width) * (2 * width);
-    p.aLen = (n - p.start < width) ? n - p.start : width;
-    const size_t rest = n - p.start - p.aLen;
-    p.bLen = rest < width ? rest : width;
-    return p;
+// The course's worked examples from real launches, checked.
+bool seedExamples() {
+    const RankLess<int32_t> ascending{0};
+    const std::vector<int32_t> A = {1, 3, 6, 8}, B = {2, 4, 5, 7}, input = {5, 2, 8, 1, 9, 3, 7, 4};
+    DeviceBuffer<int32_t> dA(4), dB(4), dOut(8), d0(8), d1(8);
+    dA.upload(A.data(), 4);
+    dB.upload(B.data(), 4);
+    dOut.poison();
+    launchSeedMerge(dA.get(), 4, dB.get(), 4, dOut.get(), nullptr, ascending);
+    std::vector<int32_t> got(8);
+    dOut.download(got.data(), 8);
+    std::printf("14.1 merge_corank_kernel, 8 threads: %s and %s -> %s\n", spacedKeys(A).c_str(), spacedKeys(B).c_str(),
+                spacedKeys(got).c_str());
+    bool ok = compareExact("14.1 the seed's merge", got.data(), std::vector<int32_t>({1, 2, 3, 4, 5, 6, 7, 8}).data(), 8);
+    const std::vector<std::vector<int32_t>> want = {{2, 5, 1, 8, 3, 9, 4, 7}, {1, 2, 5, 8, 3, 4, 7, 9}, {1, 2, 3, 4, 5, 7, 8, 9}};
+    d0.upload(input.data(), 8);
+    d1.poison();
+    std::printf("14.2 mergesort_pass_kernel, 8 threads, input: %s\n", spacedKeys(input).c_str());
+    int pass = 0;
+    seedSort<int32_t>(d0.get(), nullptr, d1.get(), nullptr, 8, ascending, [&](size_t width, int buffer) {
+        (buffer ? d1 : d0).download(got.data(), 8);
+        std::printf("     launch %d (width %zu): %s\n", pass + 1, width, spacedKeys(got).c_str());
+        ok = compareExact(("14.2 the seed's pass " + std::to_string(pass + 1)).c_str(), got.data(), want[pass].data(), 8) && ok;
+        ++pass;
+    });
+    return ok && pass == 3;
 }
 
-// Merge path on diagonal `diag` of runs a (aCount) and b (bCount): how many
-// of the first diag outputs come from a. Ties go to a: a[mid] is taken
-// while a[mid] <= b[diag - 1 - mid]. The same search as co_rank, written as
-// a lower bound over the diagonal (one test per step instead of two).
+// ================================================================ Part B
+// Production. Keys travel as ranks (common's RankMap, applied as the block sort loads and undone as the last
+// pass stores: every kernel is compiled once for all key types and orders), so each comparison is one unsigned
+// compare. Ties take the left run everywhere: the sort is stable. A kernel is a few steps over a tile in
+// shared memory, each merge one mergePath and one serialMerge:
+//   block sort:  loadTile | threadSort | (stageThread | blockRound) x log2(blockNt) | stageThread | storeTile
+//   merge pass:  loadSpans | mergeRound (once two-way, twice four-way) | storeTile
+
+// ------------------------------------------------------------------ tuning
+// One struct a tile shape, the only source of tile and shared-memory sizes: nt threads, vt keys a thread,
+// nv = nt * vt keys a merge tile; blockNt, blockVt and tile the same for the block sort, whose tiles are the
+// runs the passes start from. vt odd: thread t's accesses t * vt + i miss each other's banks.
+template <int kNt, int kVt, int kBlockNt, int kBlockVt, int kKeysMergeBlocks = 0> struct Tuning {
+    static constexpr int nt = kNt, vt = kVt, nv = kNt * kVt;
+    static constexpr int blockNt = kBlockNt, blockVt = kBlockVt, tile = kBlockNt * kBlockVt;
+    // Blocks an SM the keys-alone merge pass is compiled for (registers capped to fit; 0: no cap), not on a T4.
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
+    static constexpr int keysMergeBlocks = 0;
+#else
+    static constexpr int keysMergeBlocks = kKeysMergeBlocks;
+#endif
+    // A buffer: its keys, a slot for the sentinel, whole 16-byte chunks. The
+    // block sort has one (it merges into registers), a pass two (ping-pong).
+    static constexpr int tileSlots = (tile + 4) / 4 * 4, nvSlots = (nv + 4) / 4 * 4;
+    static constexpr size_t blockSortBytes(bool pairs) { return size_t{4} * tileSlots * (pairs ? 2 : 1); }
+    static constexpr size_t mergeBytes(bool pairs) { return size_t{8} * nvSlots * (pairs ? 2 : 1); }
+    static constexpr size_t bytes(bool pairs) { return std::max(blockSortBytes(pairs), mergeBytes(pairs)); }
+    static_assert(kVt % 2 == 1 && kBlockVt % 2 == 1, "vt must be odd (conflict-free strided shared access)");
+    static_assert((kNt & (kNt - 1)) == 0 && (kBlockNt & (kBlockNt - 1)) == 0, "threads a power of two");
+    static_assert(tile % nv == 0, "a merge tile must not straddle two groups of runs (they start at multiples of tile)");
+    static_assert(nv % 4 == 0 && tile % 4 == 0, "tiles start on 16-byte boundaries (vector loads and stores)");
+    static_assert(bytes(true) <= 227 * 1024, "a shape must fit an sm_90 block (227 KiB, opted in)");
+};
+
+// The shapes, smallest first, each two rows (two-way and four-way passes);
+// a row the card's shared memory cannot hold is left out.
+using TuneT4 = Tuning<128, 15, 256, 15>;       // tile 3840 (30 KiB with values): a T4's
+using TuneKeys = Tuning<256, 11, 512, 33, 8>;  // tile 16896 (66 KiB): two block-sort blocks an SM
+using TunePairs = Tuning<128, 11, 512, 33>;    // tile 16896 keys and values (132 KiB)
+static_assert(TuneT4::bytes(true) <= 48 * 1024, "the T4 shape must fit 48 KiB (every card, no opt-in)");
+template <class... T> struct Shapes { static constexpr int smallestNv = std::min({T::nv...}); };
+using KeysShapes = Shapes<TuneT4, TuneKeys>;
+using PairsShapes = Shapes<TuneT4, TunePairs>;
+constexpr int kSmallestNv = std::min(KeysShapes::smallestNv, PairsShapes::smallestNv);  // sizes the partitions
+constexpr int kPartitionThreads = 256;
+constexpr uint32_t kSentinel = 0xFFFFFFFFu;  // the largest rank: pads the last tile, ends a buffer's last run
+
+// ---------------------------------------------------------------- pieces
+// All __host__ __device__: --selftest runs every kernel's steps thread by thread.
+
+// Merge path on diagonal `diag` of runs a and b: how many of the first diag outputs come from a. Ties go to a (a[mid]
+// is taken while a[mid] <= b[diag - 1 - mid]). co_rank as a lower bound: one test a step instead of two.
 template <class Index>
-__host__ __device__ inline Index mergePath(const uint32_t* a, Index aCount, const uint32_t* b,
-                                           Index bCount, Index diag) {
-    Index begin = diag > bCount ? diag - bCount : 0;
-    Index end = diag < aCount ? diag : aCount;
+__host__ __device__ inline Index mergePath(const uint32_t* a, Index aCount, const uint32_t* b, Index bCount, Index diag) {
+    Index begin = diag > bCount ? diag - bCount : 0, end = diag < aCount ? diag : aCount;
     while (begin < end) {
-        const Index mid = (begin + end) >> 1;  // both are non-negative: a shift, no signed-division fix-up
+        const Index mid = (begin + end) >> 1;  // both non-negative: a shift, no signed-division fix-up
         if (!(b[diag - 1 - mid] < a[mid])) begin = mid + 1;
         else end = mid;
     }
     return begin;
 }
 
-// The serial merge of vt outputs from a[aBegin, aEnd) and b[bBegin, bEnd),
-// both in one shared array; writes keys and the shared index each came
-// from. `count` (<= vt) outputs are valid. May read keys[aEnd] / keys[bEnd]
-// (never used), hence the +1 slot of every key buffer.
-template <int kVt>
-__device__ inline void serialMerge(const uint32_t* keys, int a, int aEnd, int b, int bEnd, int count,
-                                   uint32_t (&out)[kVt], int (&index)[kVt]) {
-    uint32_t aKey = keys[a];
-    uint32_t bKey = keys[b];
-#pragma unroll
-    for (int i = 0; i < kVt; ++i) {
-        if (i < count) {
-            const bool takeA = (b >= bEnd) || (a < aEnd && !(bKey < aKey));
-            out[i] = takeA ? aKey : bKey;
-            index[i] = takeA ? a : b;
-            if (takeA) aKey = keys[++a];
-            else bKey = keys[++b];
-        }
-    }
-}
-
-// The same walk, writing each output straight to shared memory (keys, and
-// with values the value each key came with).
-// kFull: count == kVt, so no step needs its guard (every thread but a
-// tile's last one). kBSentinel: keys at bEnd hold kSentinel, the largest
-// rank, so B's bound needs no test: an exhausted B offers the sentinel,
-// which never beats an A key (ties go to A), and an exhausted A is still
-// caught by its own test (a real A key may equal the sentinel, so A keeps
-// its bound). Pos is where the walk stands: a pointer for keys alone (one
-// address computation less per step than an index), an index with values,
-// which addresses both arrays (a pointer would need a subtraction and a
-// mask per step to reach the value: 20 instructions a step against 15).
+// The serial merge: steps [first, last) of a walk from split (a, b) of runs a[.., aEnd) and b[.., bEnd) in one array;
+// step i's key goes to out[i], its position to from[i]. Ties take a. An exhausted b offers the sentinel, which never
+// beats an a key, so only a's bound is tested. Nothing past b is read: the sentinel is keys[bEnd] (kBSentinel) or
+// given. kFull: every step is real. Pos: a pointer for keys alone (one add a step), an index with values.
 __host__ __device__ inline uint32_t keyAt(const uint32_t* keys, int pos) { return keys[pos]; }
 __host__ __device__ inline uint32_t keyAt(const uint32_t*, const uint32_t* pos) { return *pos; }
-constexpr uint32_t kSentinel = 0xFFFFFFFFu;
-template <int kVt, bool kPairs, bool kFull, bool kBSentinel, class Pos>
-__host__ __device__ inline void serialMergeSteps(const uint32_t* keys, const uint32_t* vals, Pos a, Pos aEnd, Pos b,
-                                                 Pos bEnd, int count, uint32_t* outKeys, uint32_t* outVals) {
-    uint32_t aKey = keyAt(keys, a);
-    uint32_t bKey = keyAt(keys, b);
-#pragma unroll
+__host__ __device__ inline int indexOf(const uint32_t*, int pos) { return pos; }
+__host__ __device__ inline int indexOf(const uint32_t* keys, const uint32_t* pos) { return static_cast<int>(pos - keys); }
+template <int kVt, bool kFull, bool kBSentinel, class Pos>
+__host__ __device__ inline void serialMerge(const uint32_t* keys, Pos a, Pos aEnd, Pos b, Pos bEnd, int first, int last,
+                                            uint32_t (&out)[kVt], int (&from)[kVt]) {
+    auto read = [&](Pos at) { return kBSentinel || at < bEnd ? keyAt(keys, at) : kSentinel; };
+    uint32_t aKey = read(a), bKey = read(b);
+    DEVICE_UNROLL
     for (int i = 0; i < kVt; ++i) {
-        if (kFull || i < count) {
-            const bool takeA = kBSentinel ? a < aEnd && !(bKey < aKey) : (b >= bEnd) || (a < aEnd && !(bKey < aKey));
-            const Pos from = takeA ? a : b;
-            outKeys[i] = takeA ? aKey : bKey;
-            if constexpr (kPairs) outVals[i] = vals[from];
-            const uint32_t next = keyAt(keys, from + 1);
-            if (takeA) {
-                aKey = next;
-                a = from + 1;
-            } else {
-                bKey = next;
-                b = from + 1;
-            }
+        if (kFull || (i >= first && i < last)) {
+            const bool takeA = a < aEnd && !(bKey < aKey);
+            const Pos at = takeA ? a : b;
+            out[i] = takeA ? aKey : bKey;
+            from[i] = indexOf(keys, at);
+            const uint32_t next = read(at + 1);
+            if (takeA) aKey = next, a = at + 1;
+            else bKey = next, b = at + 1;
         }
     }
 }
-template <int kVt, bool kPairs, bool kBSentinel = false>
-__host__ __device__ inline void serialMergeToShared(const uint32_t* keys, const uint32_t* vals, int a, int aEnd, int b,
-                                                    int bEnd, int count, uint32_t* outKeys, uint32_t* outVals) {
-    if constexpr (kPairs) {
-        if (count == kVt)
-            serialMergeSteps<kVt, true, true, kBSentinel>(keys, vals, a, aEnd, b, bEnd, count, outKeys, outVals);
-        else
-            serialMergeSteps<kVt, true, false, kBSentinel>(keys, vals, a, aEnd, b, bEnd, count, outKeys, outVals);
-    } else if (count == kVt) {
-        serialMergeSteps<kVt, false, true, kBSentinel>(keys, vals, keys + a, keys + aEnd, keys + b, keys + bEnd, count,
-                                                       outKeys, outVals);
-    } else {
-        serialMergeSteps<kVt, false, false, kBSentinel>(keys, vals, keys + a, keys + aEnd, keys + b, keys + bEnd, count,
-                                                        outKeys, outVals);
-    }
-}
 
-// Per-thread sorting network: odd-even transposition sort of vt keys in
-// registers (vt rounds of adjacent compare-exchanges). It swaps only when
-// the right key is strictly smaller, so equal keys keep their order: stable.
-template <int kVt, bool kPairs, class Value>
-__host__ __device__ inline void oddEvenTranspositionSort(uint32_t (&k)[kVt], Value (&v)[kVt]) {
-#pragma unroll
+// Per-thread networks. With values: odd-even transposition sort (a swap only when the right key is strictly smaller:
+// stable). Keys alone (stability is invisible): Batcher's odd-even merge sort without the comparators past vt: 246 for
+// 33 keys, not 528, listed at compile time and applied by a fold.
+template <int kVt> __host__ __device__ inline void oddEvenTranspositionSort(uint32_t (&k)[kVt], uint32_t (&v)[kVt]) {
+    DEVICE_UNROLL
     for (int round = 0; round < kVt; ++round) {
-#pragma unroll
+        DEVICE_UNROLL
         for (int i = round & 1; i + 1 < kVt; i += 2) {
-            if (kPairs) {
-                const bool swap = k[i + 1] < k[i];
-                const uint32_t k0 = k[i], k1 = k[i + 1];
-                const Value v0 = v[i], v1 = v[i + 1];
-                k[i] = swap ? k1 : k0;
-                k[i + 1] = swap ? k0 : k1;
-                v[i] = swap ? v1 : v0;
-                v[i + 1] = swap ? v0 : v1;
-            } else {
-                const uint32_t lo = k[i] < k[i + 1] ? k[i] : k[i + 1];
-                const uint32_t hi = k[i] < k[i + 1] ? k[i + 1] : k[i];
-                k[i] = lo;
-                k[i + 1] = hi;
-            }
+            const bool swap = k[i + 1] < k[i];
+            const uint32_t k0 = k[i], k1 = k[i + 1], v0 = v[i], v1 = v[i + 1];
+            k[i] = swap ? k1 : k0, k[i + 1] = swap ? k0 : k1;
+            v[i] = swap ? v1 : v0, v[i + 1] = swap ? v0 : v1;
         }
     }
 }
-
-// Keys only, stability is invisible (equal ranks are equal bits), so the
-// block sort may use a network with fewer compare-exchanges: Batcher's
-// odd-even merge sort on the next power of two, with every comparator that
-// touches a position >= vt dropped (as if those held +infinity, which never
-// moves down). 246 comparators for 33 keys instead of the transposition
-// sort's 528. The comparator list is computed at compile time and applied
-// by a fold over its indices, so every register index is a constant.
-struct Comparator {
-    int a, b, count;  // comparator number `at` of the network (count: how many it has)
-};
+struct Comparator { int a, b, count; };  // comparator number `at` of the network, and how many it has
 __host__ __device__ constexpr Comparator oddEvenComparator(int vt, int at) {
     int n = 1, c = 0;
     while (n < vt) n *= 2;
@@ -405,573 +309,459 @@ __host__ __device__ constexpr Comparator oddEvenComparator(int vt, int at) {
     found.count = c;
     return found;
 }
-template <int kA, int kB, int kVt>
-__host__ __device__ __forceinline__ void compareExchange(uint32_t (&k)[kVt]) {
-    const uint32_t lo = k[kA] < k[kB] ? k[kA] : k[kB];
-    const uint32_t hi = k[kA] < k[kB] ? k[kB] : k[kA];
-    k[kA] = lo;
-    k[kB] = hi;
+template <int kA, int kB, int kVt> __host__ __device__ __forceinline__ void compareExchange(uint32_t (&k)[kVt]) {
+    const uint32_t lo = k[kA] < k[kB] ? k[kA] : k[kB], hi = k[kA] < k[kB] ? k[kB] : k[kA];
+    k[kA] = lo, k[kB] = hi;
 }
 template <int kVt, int... kAt>
 __host__ __device__ __forceinline__ void applyNetwork(uint32_t (&k)[kVt], std::integer_sequence<int, kAt...>) {
     (compareExchange<oddEvenComparator(kVt, kAt).a, oddEvenComparator(kVt, kAt).b>(k), ...);
 }
-template <int kVt>
-__host__ __device__ inline void oddEvenMergeSort(uint32_t (&k)[kVt]) {
+template <int kVt> __host__ __device__ inline void oddEvenMergeSort(uint32_t (&k)[kVt]) {
     applyNetwork(k, std::make_integer_sequence<int, oddEvenComparator(kVt, 0).count>{});
 }
 
-// The pass plan's arithmetic: merge passes needed after a block sort of
-// `tile`-key runs (run width doubles from tile until one run holds all n).
-__host__ __device__ inline int mergePassCount(size_t n, size_t tile) {
-    int passes = 0;
-    for (size_t width = tile; width < n; width *= 2) ++passes;
-    return passes;
-}
-__host__ __device__ inline size_t mergePassWidth(size_t tile, int pass) { return tile << pass; }
-
-// The coalesced store of a tile from shared memory, shared by every kernel
-// of Part B: thread tid writes x = i * nt + tid (x < count) at base + x,
-// converting ranks back to keys on the sort's last pass (kToKey).
-template <int kNt, int kVt, class Ord, bool kPairs, bool kToKey>
+// Every kernel's last step: a tile's count keys from shared memory to dst (16-byte aligned), a 16-byte chunk a thread
+// (a ragged end key by key), ranks turned back into keys on the sort's last pass (toKey).
+template <int kNt, int kItems, bool kPairs>
 __host__ __device__ inline void storeTile(int tid, int count, const uint32_t* sKeys, const uint32_t* sVals,
-                                          uint32_t* keysOut, uint32_t* valsOut, size_t base) {
-#pragma unroll
+                                          uint32_t* keysOut, uint32_t* valsOut, RankMap map, bool toKey) {
+    DEVICE_UNROLL
+    for (int r = 0; r < ceilDiv(kItems, 4 * kNt); ++r) {
+        const int x = (r * kNt + tid) * 4;
+        if (x + 4 <= count) {
+            uint4 k = load16(sKeys + x);
+            if (toKey) k = make_uint4(map.word(k.x), map.word(k.y), map.word(k.z), map.word(k.w));
+            store16(keysOut + x, k);
+            if (kPairs) store16(valsOut + x, load16(sVals + x));
+        } else {
+            for (int e = x; e < count; ++e) {
+                keysOut[e] = toKey ? map.word(sKeys[e]) : sKeys[e];
+                if (kPairs) valsOut[e] = sVals[e];
+            }
+        }
+    }
+}
+
+// ------------------------------------------------------------- block sort
+// A block sorts a tile: vt keys a thread by a network, then log2(blockNt)
+// rounds merging runs of vt, 2 vt, ... keys, outputs held in registers. The
+// last tile is padded with the largest rank, which sorts after every real
+// key (padding sits at the end, and every merge is stable).
+
+// loadTile: 16-byte loads where four keys are whole, key by key at the tail.
+template <int kNt, int kItems, bool kPairs>
+__host__ __device__ inline void loadTile(int tid, int count, const uint32_t* keysIn, const uint32_t* valsIn, RankMap map,
+                                         uint32_t* sKeys, uint32_t* sVals) {
+    DEVICE_UNROLL
+    for (int r = 0; r < ceilDiv(kItems, 4 * kNt); ++r) {
+        const int x = (r * kNt + tid) * 4;
+        if (x + 4 <= count) {
+            const uint4 w = load16(keysIn + x);
+            store16(sKeys + x, make_uint4(map.rank(w.x), map.rank(w.y), map.rank(w.z), map.rank(w.w)));
+            if (kPairs) store16(sVals + x, load16(valsIn + x));
+        } else if (x < kItems) {
+            for (int e = x; e < x + 4; ++e) {
+                sKeys[e] = e < count ? map.rank(keysIn[e]) : kSentinel;
+                if (kPairs) sVals[e] = e < count ? valsIn[e] : 0u;
+            }
+        }
+    }
+    if (tid == 0) sKeys[kItems] = kSentinel;
+}
+
+// threadSort: the thread's vt consecutive keys into registers, sorted.
+template <int kVt, bool kPairs>
+__host__ __device__ inline void threadSort(int tid, const uint32_t* sKeys, const uint32_t* sVals, uint32_t (&k)[kVt],
+                                           uint32_t (&v)[kVt]) {
+    DEVICE_UNROLL
+    for (int i = 0; i < kVt; ++i) k[i] = sKeys[tid * kVt + i], v[i] = kPairs ? sVals[tid * kVt + i] : 0u;
+    if constexpr (kPairs) oddEvenTranspositionSort(k, v);
+    else oddEvenMergeSort(k);
+}
+
+// stageThread: the thread's vt keys back where its run of the tile lies.
+template <int kVt, bool kPairs>
+__host__ __device__ inline void stageThread(int tid, const uint32_t (&k)[kVt], const uint32_t (&v)[kVt], uint32_t* sKeys,
+                                            uint32_t* sVals) {
+    DEVICE_UNROLL
     for (int i = 0; i < kVt; ++i) {
-        const int x = i * kNt + tid;
-        if (x < count) {
-            const uint32_t r = sKeys[x];
-            keysOut[base + x] = kToKey ? wordOf(Ord::key(r)) : r;
-            if (kPairs) valsOut[base + x] = sVals[x];
-        }
+        sKeys[tid * kVt + i] = k[i];
+        if (kPairs) sVals[tid * kVt + i] = v[i];
     }
 }
 
-// ----------------------------------------------------------------- kernels
+// blockRound: runs of coop / 2 * vt keys merged in pairs, coop threads a pair. Each window is whole and in one pair:
+// the full walk at once (mergeWindow's pair lookup and dispatch cost the block sort 9 %).
+template <int kVt, bool kPairs>
+__host__ __device__ inline void blockRound(int tid, int coop, const uint32_t* sKeys, const uint32_t* sVals,
+                                           uint32_t (&k)[kVt], uint32_t (&v)[kVt]) {
+    int from[kVt];
+    const int width = coop / 2 * kVt, begin = (tid & ~(coop - 1)) * kVt, mid = begin + width, diag = tid * kVt - begin;
+    const int a = begin + mergePath<int>(sKeys + begin, width, sKeys + mid, width, diag);
+    serialMerge<kVt, true, false>(sKeys, a, mid, mid + diag - (a - begin), mid + width, 0, kVt, k, from);
+    DEVICE_UNROLL
+    for (int i = 0; i < kVt; ++i) v[i] = kPairs ? sVals[from[i]] : 0u;
+}
 
-// Block sort: each block sorts one tile of T::tile keys (the tail tile is
-// padded with the largest rank, which sorts after every real key of equal
-// rank because padding sits at the end and every merge is stable).
-//   load coalesced -> ranks in shared -> vt consecutive keys per thread
-//   -> per-thread network (keys: Batcher's; pairs: the stable transposition
-//   sort) -> log2(blockNt) in-block merge rounds (runs of
-//   vt, 2vt, ... merged by merge path in shared) -> store coalesced.
-// kToKey: this is the only pass, so write keys (not ranks) out.
-template <class T, class Ord, bool kPairs, bool kFromKey, bool kToKey>
-__global__ void __launch_bounds__(T::blockNt)
-blockSortKernel(const uint32_t* keysIn, const uint32_t* valsIn, uint32_t* keysOut, uint32_t* valsOut,
-                size_t n) {
-    constexpr int nt = T::blockNt, vt = T::blockVt, tile = T::tile;
-    extern __shared__ uint32_t smem[];
-    uint32_t* sKeys = smem;              // tile + 1
-    uint32_t* sVals = smem + tile + 1;   // tile (pairs only)
+// coop threads share a pair's keys: up to a warp's worth a warp barrier is
+// enough, and the other warps go on.
+__device__ inline void syncGroup(int threads) { threads <= 32 ? __syncwarp() : __syncthreads(); }
+
+template <class T, bool kPairs> __global__ void __launch_bounds__(T::blockNt) blockSortKernel(const uint32_t* keysIn, const uint32_t* valsIn, uint32_t* keysOut, uint32_t* valsOut, size_t n, RankMap map, bool toKey) {
+    extern __shared__ uint4 smem[];  // uint4: 16-byte aligned; T::blockSortBytes(kPairs)
+    uint32_t *sKeys = reinterpret_cast<uint32_t*>(smem), *sVals = sKeys + T::tileSlots;
     const int tid = threadIdx.x;
-    const size_t tileStart = static_cast<size_t>(blockIdx.x) * tile;
-    const int count = static_cast<int>(n - tileStart < size_t{tile} ? n - tileStart : size_t{tile});
-
-#pragma unroll
-    for (int i = 0; i < vt; ++i) {
-        const int x = i * nt + tid;
-        uint32_t r = 0xFFFFFFFFu;
-        if (x < count) {
-            const uint32_t word = keysIn[tileStart + x];
-            r = kFromKey ? Ord::rank(fromWord<typename Ord::key_type>(word)) : word;
-        }
-        sKeys[x] = r;
-        if (kPairs) sVals[x] = x < count ? valsIn[tileStart + x] : 0u;
+    const size_t base = static_cast<size_t>(blockIdx.x) * T::tile;
+    const int count = static_cast<int>(n - base < size_t{T::tile} ? n - base : size_t{T::tile});
+    loadTile<T::blockNt, T::tile, kPairs>(tid, count, keysIn + base, kPairs ? valsIn + base : nullptr, map, sKeys, sVals);
+    __syncthreads();
+    uint32_t k[T::blockVt], v[T::blockVt];
+    threadSort<T::blockVt, kPairs>(tid, sKeys, sVals, k, v);
+    for (int coop = 2; coop <= T::blockNt; coop *= 2) {
+        syncGroup(coop);  // the pair's threads have read the last round's keys
+        stageThread<T::blockVt, kPairs>(tid, k, v, sKeys, sVals);
+        syncGroup(coop);
+        blockRound<T::blockVt, kPairs>(tid, coop, sKeys, sVals, k, v);
     }
     __syncthreads();
-    uint32_t k[vt];
-    uint32_t v[vt];
-#pragma unroll
-    for (int i = 0; i < vt; ++i) {
-        k[i] = sKeys[tid * vt + i];
-        if (kPairs) v[i] = sVals[tid * vt + i];
-    }
-    if constexpr (kPairs) oddEvenTranspositionSort<vt, kPairs>(k, v);  // stable: values keep their keys' order
-    else oddEvenMergeSort<vt>(k);
-
-#pragma unroll 1
-    for (int coop = 2; coop <= nt; coop *= 2) {
-        __syncthreads();  // everyone has read the previous round's shared data
-#pragma unroll
-        for (int i = 0; i < vt; ++i) {
-            sKeys[tid * vt + i] = k[i];
-            if (kPairs) sVals[tid * vt + i] = v[i];
-        }
-        __syncthreads();
-        const int first = (tid & ~(coop - 1)) * vt;  // this thread's pair of runs
-        const int width = (coop / 2) * vt;
-        const int diag = (tid & (coop - 1)) * vt;
-        const int a = mergePath<int>(sKeys + first, width, sKeys + first + width, width, diag);
-        int index[vt];
-        serialMerge<vt>(sKeys, first + a, first + width, first + width + diag - a, first + 2 * width, vt,
-                        k, index);
-        if (kPairs) {
-#pragma unroll
-            for (int i = 0; i < vt; ++i) v[i] = sVals[index[i]];
-        }
-    }
+    stageThread<T::blockVt, kPairs>(tid, k, v, sKeys, sVals);
     __syncthreads();
-#pragma unroll
-    for (int i = 0; i < vt; ++i) {
-        sKeys[tid * vt + i] = k[i];
-        if (kPairs) sVals[tid * vt + i] = v[i];
-    }
-    __syncthreads();
-    storeTile<nt, vt, Ord, kPairs, kToKey>(tid, count, sKeys, sVals, keysOut, valsOut, tileStart);
+    storeTile<T::blockNt, T::tile, kPairs>(tid, count, sKeys, sVals, keysOut + base, kPairs ? valsOut + base : nullptr, map, toKey);
 }
 
-// Partition: for every merge tile, where its first output's co-rank lies
-// in the left run of its pair (merge path on global memory, one thread per
-// tile boundary). Stored relative to the left run's start.
-__global__ void partitionKernel(const uint32_t* keys, size_t* partitions, size_t n, size_t width,
-                                size_t nv, size_t tiles) {
-    const size_t t = static_cast<size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-    if (t >= tiles) return;
-    const size_t g = t * nv;
-    const PairSpan p = pairOf(g, width, n);
-    const uint32_t* a = keys + p.start;
-    partitions[t] = mergePath<size_t>(a, p.aLen, a + p.aLen, p.bLen, g - p.start);
-}
+// ------------------------------------------------------------ merge passes
+// A pass merges groups of kWays runs of `width`. Output r of runs A, B, C, D is output r of merge(merge(A, B),
+// merge(C, D)), ties to the left: the stable order of A B C D, the r smallest keys by (rank, run, position).
 
-// Merge: one block per tile of nv outputs. Its two input spans come from
-// the partitions of its own start and of the next tile's start (or the
-// pair's end); both are loaded coalesced into one shared array (a span then
-// b span), each thread merges vt outputs from its merge-path split, and the
-// results go out through shared memory as coalesced stores.
-template <class T, class Ord, bool kPairs, bool kToKey>
-__global__ void __launch_bounds__(T::nt)
-mergeKernel(const uint32_t* keysIn, const uint32_t* valsIn, uint32_t* keysOut, uint32_t* valsOut,
-            const size_t* partitions, size_t n, size_t width) {
-    constexpr int nt = T::nt, vt = T::vt, nv = T::nv;
-    extern __shared__ uint32_t smem[];
-    uint32_t* sKeys = smem;                 // nv + 1: the tile's inputs (a span, then b span)
-    uint32_t* sOut = smem + nv + 1;         // nv: merged keys
-    uint32_t* sVals = sOut + nv;            // nv (pairs only)
-    uint32_t* sOutVals = sVals + nv;        // nv (pairs only)
-    const int tid = threadIdx.x;
-    const size_t t = blockIdx.x;
-    const size_t t0 = t * nv;
-    const PairSpan p = pairOf(t0, width, n);
-    const size_t pairEnd = p.start + p.aLen + p.bLen;
-    const size_t t1 = (t0 + nv < pairEnd) ? t0 + nv : pairEnd;  // a tile never straddles pairs
-    const size_t a0 = partitions[t];
-    const size_t a1 = (t1 == pairEnd) ? p.aLen : partitions[t + 1];
-    const size_t b0 = (t0 - p.start) - a0;
-    const int aCount = static_cast<int>(a1 - a0);
-    const int count = static_cast<int>(t1 - t0);
-    const uint32_t* A = keysIn + p.start + a0;
-    const uint32_t* B = keysIn + p.start + p.aLen + b0 - aCount;  // B[x] for x >= aCount
-    const uint32_t* VA = valsIn + p.start + a0;
-    const uint32_t* VB = valsIn + p.start + p.aLen + b0 - aCount;
-
-#pragma unroll
-    for (int i = 0; i < vt; ++i) {
-        const int x = i * nt + tid;
-        if (x < count) {
-            sKeys[x] = x < aCount ? A[x] : B[x];
-            if (kPairs) sVals[x] = x < aCount ? VA[x] : VB[x];
-        }
-    }
-    if (tid == 0) sKeys[count] = kSentinel;  // B's end (the +1 slot)
-    __syncthreads();
-    const int diag = tid * vt < count ? tid * vt : count;
-    const int a = mergePath<int>(sKeys, aCount, sKeys + aCount, count - aCount, diag);
-    const int mine = count - diag < vt ? count - diag : vt;
-    serialMergeToShared<vt, kPairs, true>(sKeys, sVals, a, aCount, aCount + diag - a, count, mine, sOut + diag,
-                                          sOutVals + diag);
-    __syncthreads();
-    storeTile<nt, vt, Ord, kPairs, kToKey>(tid, count, sOut, sOutVals, keysOut, valsOut, t0);
-}
-
-// ---------------------------------------------------- four-way merge passes
-//
-// A four-way pass merges runs of `width`, four at a time, into runs of
-// 4 * width: half the passes of two-way merging, each still one read and
-// one write of every key. Output r of a group of runs A, B, C, D is output r
-// of merge(merge(A, B), merge(C, D)) with every tie to the left, so equal
-// keys leave in the order A, B, C, D, each run in its own order: the stable
-// order of the concatenation A B C D. Equivalently, the first r outputs are
-// the r smallest keys under (rank, run, position), and that is the order
-// the partition search below uses.
-
-// The group of four runs that global position g belongs to, in a pass that
-// merges runs of `width` into runs of 4 * width. Run i starts at
-// start + i * width; each holds up to width keys (short or empty at the tail).
-struct QuadSpan {
-    size_t start;
-    size_t len[4];
+// The group of kWays runs that position g lies in: it starts at a multiple
+// of kWays * width; run i, at start + i * width, holds up to width keys.
+template <int kWays> struct Group {
+    size_t start, len[kWays];
+    __host__ __device__ size_t total() const { size_t sum = 0; for (int i = 0; i < kWays; ++i) sum += len[i]; return sum; }
 };
-__host__ __device__ inline QuadSpan quadOf(size_t g, size_t width, size_t n) {
-    QuadSpan q;
-    q.start = g / (4 * width) * (4 * width);
+template <int kWays> __host__ __device__ inline Group<kWays> groupOf(size_t g, size_t width, size_t n) {
+    Group<kWays> q;
+    q.start = g / (kWays * width) * (kWays * width);
     size_t rest = n - q.start;
-    for (int i = 0; i < 4; ++i) {
-        q.len[i] = rest < width ? rest : width;
-        rest -= q.len[i];
-    }
+    for (int i = 0; i < kWays; ++i) q.len[i] = rest < width ? rest : width, rest -= q.len[i];
     return q;
 }
-__host__ __device__ inline size_t quadTotal(const QuadSpan& q) { return q.len[0] + q.len[1] + q.len[2] + q.len[3]; }
 
-// Four-way co-rank: how many of the group's first r outputs come from each
-// run (split[i] keys from run i, the four summing to r). `group` points at
-// run A; run i is group + i * width.
-//
-// Not the nested merge path (bisection on AB's count, each probe of
-// merge(A, B) a second bisection: ~log^2 dependent loads, ~700 at width
-// 2^25), but bracket halving: one key loaded per round, at most
-// 4 * (floor(log2 width) + 1) rounds (~100 at 2^25; the selftest counts).
-// Each run's split lies in a bracket [lo, hi]; every round takes the
-// midpoints m_i of the open brackets and their keys, counts a closed run as
-// m_i = lo_i (its split is known), and with M = the sum of the m_i:
-//   M >= r: the largest open midpoint key (by rank, then run) has at least
-//           M keys before it, so it is not among the first r: its hi = m;
-//   M <  r: the smallest open midpoint key has at most M keys before it,
-//           so it is among the first r: its lo = m + 1.
-// Either way one bracket halves; when all are closed, lo is the split.
-// (Keys: a const uint32_t*, or anything indexable like one: the selftest
-// counts the loads.)
-template <class Keys>
-__host__ __device__ inline void quadSplit(Keys group, size_t width, const QuadSpan& q, size_t r, size_t (&split)[4]) {
-    const size_t total = quadTotal(q);
-    size_t lo[4], hi[4];
-    uint32_t midKey[4];
-#pragma unroll
-    for (int i = 0; i < 4; ++i) {
-        const size_t others = total - q.len[i];  // run i gives at least r - others
-        lo[i] = r > others ? r - others : 0;
-        hi[i] = r < q.len[i] ? r : q.len[i];
-        if (lo[i] < hi[i]) midKey[i] = group[i * width + (lo[i] + hi[i]) / 2];
-    }
-    while (true) {
-        size_t m = 0;
-        int least = -1, most = -1;
-        uint32_t leastKey = 0, mostKey = 0;
-#pragma unroll
-        for (int i = 0; i < 4; ++i) {
-            const bool open = lo[i] < hi[i];
-            m += open ? (lo[i] + hi[i]) / 2 : lo[i];
-            if (open && (least < 0 || midKey[i] < leastKey)) {  // ties: the earlier run is the smaller
-                least = i;
-                leastKey = midKey[i];
-            }
-            if (open && (most < 0 || !(midKey[i] < mostKey))) {  // ties: the later run is the larger
-                most = i;
-                mostKey = midKey[i];
-            }
+// The k-way co-rank: how many of a group's first r outputs come from each run. Two runs: mergePath. Four: bracket
+// halving, at most 4 (log2 width + 1) rounds of one load (a nested merge path takes log^2). Split i lies in [lo_i,
+// hi_i]; with M the sum of the open midpoints m_i (closed: lo_i): M >= r: the largest open midpoint key (by rank, then
+// run) has M keys or more before it, not among the first r: hi = m; M < r: the smallest has at most M, so is among
+// them: lo = m + 1. All closed: lo is the split.
+template <int kWays>
+__host__ __device__ inline void kWaySplit(const uint32_t* group, size_t width, const Group<kWays>& q, size_t r,
+                                          size_t (&split)[kWays]) {
+    if constexpr (kWays == 2) {
+        split[0] = mergePath<size_t>(group, q.len[0], group + width, q.len[1], r);
+        split[1] = r - split[0];
+    } else {
+        size_t lo[kWays], hi[kWays];
+        uint32_t midKey[kWays];
+        DEVICE_UNROLL
+        for (int i = 0; i < kWays; ++i) {
+            const size_t others = q.total() - q.len[i];  // run i gives at least r - others
+            lo[i] = r > others ? r - others : 0;
+            hi[i] = r < q.len[i] ? r : q.len[i];
+            if (lo[i] < hi[i]) midKey[i] = group[i * width + (lo[i] + hi[i]) / 2];
         }
-        if (least < 0) break;
-        const bool tooMany = m >= r;
-        const int j = tooMany ? most : least;
-#pragma unroll
-        for (int i = 0; i < 4; ++i) {  // static indices only: the arrays stay in registers
-            if (i == j) {
+        while (true) {
+            size_t m = 0;
+            int least = -1, most = -1;
+            uint32_t leastKey = 0, mostKey = 0;
+            DEVICE_UNROLL
+            for (int i = 0; i < kWays; ++i) {
+                const bool open = lo[i] < hi[i];
+                m += open ? (lo[i] + hi[i]) / 2 : lo[i];
+                if (open && (least < 0 || midKey[i] < leastKey)) least = i, leastKey = midKey[i];  // ties: the earlier run
+                if (open && (most < 0 || !(midKey[i] < mostKey))) most = i, mostKey = midKey[i];   // ties: the later run
+            }
+            if (least < 0) break;
+            const bool tooMany = m >= r;
+            DEVICE_UNROLL
+            for (int i = 0; i < kWays; ++i) {  // static indices only: the arrays stay in registers
+                if (i != (tooMany ? most : least)) continue;
                 const size_t mid = (lo[i] + hi[i]) / 2;
                 if (tooMany) hi[i] = mid;
                 else lo[i] = mid + 1;
                 if (lo[i] < hi[i]) midKey[i] = group[i * width + (lo[i] + hi[i]) / 2];
             }
         }
+        DEVICE_UNROLL
+        for (int i = 0; i < kWays; ++i) split[i] = lo[i];
     }
-#pragma unroll
-    for (int i = 0; i < 4; ++i) split[i] = lo[i];
 }
 
-// One merge tile of a four-way pass: where its four input spans lie in
-// global memory and in the tile's shared buffer (run i's span at
-// [offset[i], offset[i + 1]), the four in run order; offset[4] = count).
-// Key x of the shared buffer comes from global bias[i] + x for x in run i's
-// span (unsigned arithmetic wraps, so a bias "below zero" is fine).
-// Partitions: 4 entries per tile (the splits of its first output).
-struct Tile4 {
-    size_t t0;
-    size_t bias[4];
-    int offset[5];
+// The partition: tile t's first output's k-way co-rank in its group, at
+// partitions[kWays * t] (each entry from its run's start).
+template <int kWays>
+__host__ __device__ inline void partitionTile(size_t t, const uint32_t* keys, size_t* partitions, size_t n, size_t width,
+                                              size_t nv) {
+    const Group<kWays> q = groupOf<kWays>(t * nv, width, n);
+    size_t split[kWays];
+    kWaySplit<kWays>(keys + q.start, width, q, t * nv - q.start, split);
+    for (int i = 0; i < kWays; ++i) partitions[kWays * t + i] = split[i];
+}
+
+// A tile's runs end to end in a buffer, run r at [bound[r], bound[r + 1]);
+// a round merges run 2q with run 2q + 1; merged() gives the next round's.
+struct RunPair { int begin, mid, end; };  // a = [begin, mid), b = [mid, end)
+template <int kRuns> struct TileRuns {
+    int bound[kRuns + 1];
+    __host__ __device__ int count() const { return bound[kRuns]; }
+    __host__ __device__ RunPair pairAt(int p) const {
+        RunPair s{bound[0], bound[1], bound[2]};
+        DEVICE_UNROLL
+        for (int q = 1; q < kRuns / 2; ++q)
+            if (p >= bound[2 * q]) s = {bound[2 * q], bound[2 * q + 1], bound[2 * q + 2]};
+        return s;
+    }
+    __host__ __device__ TileRuns<kRuns / 2> merged() const {
+        TileRuns<kRuns / 2> next;
+        DEVICE_UNROLL
+        for (int r = 0; r <= kRuns / 2; ++r) next.bound[r] = bound[2 * r];
+        return next;
+    }
 };
-__host__ __device__ inline Tile4 tile4Of(size_t t, size_t nv, size_t n, size_t width, const size_t* partitions) {
-    Tile4 s;
+
+// Where tile t's spans lie: shared position x of run i comes from global bias[i] + x (unsigned, so a bias "below zero"
+// wraps right). A span ends at the next tile's split, or at its run's end where the group ends here.
+template <int kWays> struct TileSpans {
+    size_t t0, bias[kWays];
+    TileRuns<kWays> runs;
+};
+template <int kWays>
+__host__ __device__ inline TileSpans<kWays> tileSpansOf(size_t t, size_t nv, size_t n, size_t width, const size_t* partitions) {
+    TileSpans<kWays> s;
     s.t0 = t * nv;
-    const QuadSpan q = quadOf(s.t0, width, n);
-    const size_t groupEnd = q.start + quadTotal(q);
-    const size_t t1 = (s.t0 + nv < groupEnd) ? s.t0 + nv : groupEnd;  // a tile never straddles groups
-    s.offset[0] = 0;
-#pragma unroll
-    for (int i = 0; i < 4; ++i) {
-        const size_t from = partitions[4 * t + i];
-        const size_t to = (t1 == groupEnd) ? q.len[i] : partitions[4 * (t + 1) + i];
-        s.offset[i + 1] = s.offset[i] + static_cast<int>(to - from);
-        s.bias[i] = q.start + i * width + from - static_cast<size_t>(s.offset[i]);
+    const Group<kWays> q = groupOf<kWays>(s.t0, width, n);
+    const bool lastInGroup = s.t0 + nv >= q.start + q.total();  // a tile never straddles groups
+    s.runs.bound[0] = 0;
+    for (int i = 0; i < kWays; ++i) {
+        const size_t from = partitions[kWays * t + i];
+        const size_t to = lastInGroup ? q.len[i] : partitions[kWays * (t + 1) + i];
+        s.runs.bound[i + 1] = s.runs.bound[i] + static_cast<int>(to - from);
+        s.bias[i] = q.start + i * width + from - static_cast<size_t>(s.runs.bound[i]);
     }
     return s;
 }
 
-// The kernel's per-thread steps, each callable from the host selftest
-// (run every thread's step before any thread's next: the barriers).
-
-// Load: the four spans into one shared array, coalesced (consecutive x,
-// consecutive threads; a span switch costs one partial sector per span).
-template <class T, bool kPairs>
-__host__ __device__ inline void merge4Load(int tid, const Tile4& s, const uint32_t* keysIn, const uint32_t* valsIn,
-                                           uint32_t* sKeys, uint32_t* sVals) {
-    const int count = s.offset[4];
-#pragma unroll
-    for (int i = 0; i < T::vt; ++i) {
-        const int x = i * T::nt + tid;
-        if (x < count) {
-            const size_t bias = x < s.offset[2] ? (x < s.offset[1] ? s.bias[0] : s.bias[1])
-                                                : (x < s.offset[3] ? s.bias[2] : s.bias[3]);
-            const size_t at = bias + static_cast<size_t>(x);
-            sKeys[x] = keysIn[at];
-            if (kPairs) sVals[x] = valsIn[at];
+// loadSpans: the spans into one buffer, the sentinel after them. From sm_80 an asynchronous copy (all the block's
+// copies in flight, none held in registers); on a T4 a load and a store. waitForCopies ends them.
+__host__ __device__ inline void copyWord(uint32_t* sharedDst, const uint32_t* globalSrc) {
+#ifdef __CUDA_ARCH__
+    __pipeline_memcpy_async(sharedDst, globalSrc, sizeof(uint32_t));
+#else
+    *sharedDst = *globalSrc;
+#endif
+}
+__device__ inline void waitForCopies() { __pipeline_commit(), __pipeline_wait_prior(0); }
+template <int kNt, int kWays, bool kPairs>
+__host__ __device__ inline void loadSpans(int tid, const TileSpans<kWays>& s, const uint32_t* keysIn, const uint32_t* valsIn,
+                                          uint32_t* sKeys, uint32_t* sVals) {
+    for (int i = 0; i < kWays; ++i)
+        for (int x = s.runs.bound[i] + tid; x < s.runs.bound[i + 1]; x += kNt) {
+            copyWord(sKeys + x, keysIn + s.bias[i] + x);
+            if (kPairs) copyWord(sVals + x, valsIn + s.bias[i] + x);
         }
+    if (tid == 0) sKeys[s.runs.count()] = kSentinel;
+}
+
+// Thread tid's outputs [p, p + vt) of a round, p = tid * vt (fewer at the end): out[i] is output p + i, from[i] its
+// position in keys. A window that runs into the next pair (a four-way first round: runs may be shorter than vt) walks
+// its part of each. Returns how many it made.
+template <int kVt, bool kPairs, class Runs>
+__host__ __device__ inline int mergeWindow(int tid, const Runs& runs, const uint32_t* keys, uint32_t (&out)[kVt],
+                                           int (&from)[kVt]) {
+    const int count = runs.count();
+    const int p = tid * kVt < count ? tid * kVt : count, end = p + kVt < count ? p + kVt : count;
+    for (int q = p; q < end;) {
+        const RunPair s = runs.pairAt(q);
+        const int stop = end < s.end ? end : s.end, diag = q - s.begin, first = q - p, last = stop - p;
+        const int a = s.begin + mergePath<int>(keys + s.begin, s.mid - s.begin, keys + s.mid, s.end - s.mid, diag);
+        const int b = s.mid + diag - (a - s.begin);
+        const bool full = first == 0 && last == kVt, sentinel = s.end == count;  // keys[count] holds the sentinel
+        auto walk = [&](auto at, auto aEnd, auto bt, auto bEnd) {
+            if (full && sentinel) serialMerge<kVt, true, true>(keys, at, aEnd, bt, bEnd, first, last, out, from);
+            else if (full) serialMerge<kVt, true, false>(keys, at, aEnd, bt, bEnd, first, last, out, from);
+            else serialMerge<kVt, false, false>(keys, at, aEnd, bt, bEnd, first, last, out, from);
+        };
+        if constexpr (kPairs) walk(a, s.mid, b, s.end);
+        else walk(keys + a, keys + s.mid, keys + b, keys + s.end);
+        q = stop;
     }
-    if (tid == 0) sKeys[count] = kSentinel;  // D's end, for round 1's merge(C, D)
+    return end - p;
 }
 
-// Round 1: merge(A, B) and merge(C, D), side by side into sMid (AB at
-// [0, offset[2]), CD after it). Thread tid makes outputs [tid * vt, +vt)
-// of the two merges laid end to end; the one thread whose outputs straddle
-// the AB/CD boundary makes its AB part, then its CD part.
-template <class T, bool kPairs>
-__host__ __device__ inline void merge4Round1(int tid, const Tile4& s, const uint32_t* sKeys, const uint32_t* sVals,
-                                             uint32_t* sMid, uint32_t* sMidVals) {
-    constexpr int vt = T::vt;
-    const int count = s.offset[4], ab = s.offset[2];
-    const int p = tid * vt < count ? tid * vt : count;
-    const int mine = count - p < vt ? count - p : vt;
-    const int inAB = p < ab ? (ab - p < mine ? ab - p : mine) : 0;
-    if (tid == 0) sMid[count] = kSentinel;  // CD's end, for round 2
-    if (inAB > 0) {
-        const int b0 = s.offset[1];
-        const int a = mergePath<int>(sKeys, b0, sKeys + b0, ab - b0, p);
-        serialMergeToShared<vt, kPairs>(sKeys, sVals, a, b0, b0 + p - a, ab, inAB, sMid + p, sMidVals + p);
+// mergeRound: one round, from one buffer into the other, and the sentinel
+// after its outputs for the next.
+template <int kVt, bool kPairs, class Runs>
+__host__ __device__ inline void mergeRound(int tid, const Runs& runs, const uint32_t* keys, const uint32_t* vals,
+                                           uint32_t* outKeys, uint32_t* outVals) {
+    uint32_t k[kVt];
+    int from[kVt];
+    const int p = tid * kVt, made = mergeWindow<kVt, kPairs>(tid, runs, keys, k, from);
+    auto put = [&](int i) {
+        outKeys[p + i] = k[i];
+        if (kPairs) outVals[p + i] = vals[from[i]];
+    };
+    if (made == kVt) {  // every thread but a tile's last: no test a key
+        DEVICE_UNROLL
+        for (int i = 0; i < kVt; ++i) put(i);
+    } else {
+        DEVICE_UNROLL
+        for (int i = 0; i < kVt; ++i)
+            if (i < made) put(i);
     }
-    if (mine > inAB) {
-        const int c0 = ab, d0 = s.offset[3];
-        const int diag = p + inAB - ab;  // this thread's first output within merge(C, D)
-        const int c = mergePath<int>(sKeys + c0, d0 - c0, sKeys + d0, count - d0, diag);
-        serialMergeToShared<vt, kPairs, true>(sKeys, sVals, c0 + c, d0, d0 + diag - c, count, mine - inAB,
-                                              sMid + p + inAB, sMidVals + p + inAB);
-    }
+    if (tid == 0) outKeys[runs.count()] = kSentinel;
 }
 
-// Round 2: merge(AB, CD) from sMid into sOut (the input buffer, free again
-// after the barrier), vt outputs per thread from its merge-path split.
-template <class T, bool kPairs>
-__host__ __device__ inline void merge4Round2(int tid, const Tile4& s, const uint32_t* sMid, const uint32_t* sMidVals,
-                                             uint32_t* sOut, uint32_t* sOutVals) {
-    constexpr int vt = T::vt;
-    const int count = s.offset[4], ab = s.offset[2];
-    const int p = tid * vt < count ? tid * vt : count;
-    const int mine = count - p < vt ? count - p : vt;
-    const int a = mergePath<int>(sMid, ab, sMid + ab, count - ab, p);
-    serialMergeToShared<vt, kPairs, true>(sMid, sMidVals, a, ab, ab + p - a, count, mine, sOut + p, sOutVals + p);
-}
-
-// Store: coalesced, converting ranks back to keys on the last pass.
-template <class T, class Ord, bool kPairs, bool kToKey>
-__host__ __device__ inline void merge4Store(int tid, const Tile4& s, const uint32_t* sOut, const uint32_t* sOutVals,
-                                            uint32_t* keysOut, uint32_t* valsOut) {
-    storeTile<T::nt, T::vt, Ord, kPairs, kToKey>(tid, s.offset[4], sOut, sOutVals, keysOut, valsOut, s.t0);
-}
-
-// Partition: one thread per merge tile, the four-way co-rank of the tile's
-// first output within its group, stored as 4 entries (one per run, each
-// relative to its run's start) at partitions[4 * t].
-__host__ __device__ inline void partition4Tile(size_t t, const uint32_t* keys, size_t* partitions, size_t n,
-                                               size_t width, size_t nv) {
-    const size_t g = t * nv;
-    const QuadSpan q = quadOf(g, width, n);
-    size_t split[4];
-    quadSplit(keys + q.start, width, q, g - q.start, split);
-#pragma unroll
-    for (int i = 0; i < 4; ++i) partitions[4 * t + i] = split[i];
-}
-__global__ void partition4Kernel(const uint32_t* keys, size_t* partitions, size_t n, size_t width, size_t nv,
-                                 size_t tiles) {
+template <int kWays> __global__ void __launch_bounds__(kPartitionThreads) partitionKernel(const uint32_t* keys, size_t* partitions, size_t n, size_t width, size_t nv, size_t tiles) {
     const size_t t = static_cast<size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-    if (t < tiles) partition4Tile(t, keys, partitions, n, width, nv);
+    if (t < tiles) partitionTile<kWays>(t, keys, partitions, n, width, nv);
 }
 
-// Merge: one block per tile of nv outputs: load the four spans, merge them
-// pairwise (round 1), merge the two results (round 2), store. Three
-// barriers; shared memory T::merge4Bytes(kPairs).
-template <class T, class Ord, bool kPairs, bool kToKey>
-__global__ void __launch_bounds__(T::nt)
-merge4Kernel(const uint32_t* keysIn, const uint32_t* valsIn, uint32_t* keysOut, uint32_t* valsOut,
-             const size_t* partitions, size_t n, size_t width) {
-    constexpr int nv = T::nv;
-    extern __shared__ uint32_t smem[];
-    uint32_t* sKeys = smem;              // nv + 1: the four spans; round 2's output
-    uint32_t* sMid = smem + nv + 1;      // nv + 1: AB then CD
-    uint32_t* sVals = sMid + nv + 1;     // nv (pairs only)
-    uint32_t* sMidVals = sVals + nv;     // nv (pairs only)
+// A block a merge tile of nv outputs: its spans, merged in one round
+// (two-way) or two (four-way: A with B and C with D, then the results).
+template <class T, int kWays, bool kPairs> __global__ void __launch_bounds__(T::nt, kPairs ? 0 : T::keysMergeBlocks) mergePassKernel(const uint32_t* keysIn, const uint32_t* valsIn, uint32_t* keysOut, uint32_t* valsOut, const size_t* partitions, size_t n, size_t width, RankMap map, bool toKey) {
+    static_assert(kWays == 2 || kWays == 4, "two-way or four-way passes");
+    extern __shared__ uint4 smem[];
+    uint32_t* const keys[2] = {reinterpret_cast<uint32_t*>(smem), reinterpret_cast<uint32_t*>(smem) + T::nvSlots};
+    uint32_t* const vals[2] = {keys[1] + T::nvSlots, keys[1] + 2 * T::nvSlots};  // pairs only
     const int tid = threadIdx.x;
-    const Tile4 s = tile4Of(blockIdx.x, nv, n, width, partitions);
-    merge4Load<T, kPairs>(tid, s, keysIn, valsIn, sKeys, sVals);
+    const TileSpans<kWays> s = tileSpansOf<kWays>(blockIdx.x, T::nv, n, width, partitions);
+    loadSpans<T::nt, kWays, kPairs>(tid, s, keysIn, valsIn, keys[0], vals[0]);
+    waitForCopies();
     __syncthreads();
-    merge4Round1<T, kPairs>(tid, s, sKeys, sVals, sMid, sMidVals);
+    mergeRound<T::vt, kPairs>(tid, s.runs, keys[0], vals[0], keys[1], vals[1]);
+    if constexpr (kWays == 4) {
+        __syncthreads();
+        mergeRound<T::vt, kPairs>(tid, s.runs.merged(), keys[1], vals[1], keys[0], vals[0]);
+    }
     __syncthreads();
-    merge4Round2<T, kPairs>(tid, s, sMid, sMidVals, sKeys, sVals);
-    __syncthreads();
-    merge4Store<T, Ord, kPairs, kToKey>(tid, s, sKeys, sVals, keysOut, valsOut);
-}
-
-// --------------------------------------------------- the pass plan, 4-way
-//
-// d doublings after the block sort (mergePassCount) take d / 2 four-way
-// passes, plus one two-way pass when d is odd: ceil(d / 2) = ceil(log4 of
-// the run count) passes, the fewest for merges of at most four runs. The
-// two-way pass goes first, at width = tile. Either end costs the same
-// bytes; first keeps the plan's tail uniform (every sort with d >= 2 ends
-// on the four-way kernel, which writes keys back) and puts the two-way
-// pass where its partition search is shallowest. Widths:
-//   d odd:  tile (2-way), then 2 * tile * 4^k (4-way), k = 0 .. d/2 - 1
-//   d even: tile * 4^k (4-way), k = 0 .. d/2 - 1
-struct MergeStep {
-    size_t width;
-    int ways;  // 2 or 4
-};
-__host__ __device__ inline int mergeStepCount(size_t n, size_t tile) { return (mergePassCount(n, tile) + 1) / 2; }
-__host__ __device__ inline MergeStep mergeStep(size_t n, size_t tile, int step) {
-    const bool odd = mergePassCount(n, tile) % 2 == 1;
-    if (odd && step == 0) return {tile, 2};
-    return {tile << (odd ? 2 * step - 1 : 2 * step), 4};
+    constexpr int last = kWays == 4 ? 0 : 1;
+    storeTile<T::nt, T::nv, kPairs>(tid, s.runs.count(), keys[last], vals[last], keysOut + s.t0, kPairs ? valsOut + s.t0 : nullptr,
+                                    map, toKey);
 }
 
 // --------------------------------------------------------------- the plan
-//
-// A sort is a list of passes over memory, each a name, the run width it
-// merges (the block sort: the tile it produces) and a launch. Buffers
-// ping-pong between `out` and `tmp` so that the last pass lands in `out`.
+// d doublings take the run width from the tile to n. Four-way passes take
+// them two at a time, a two-way pass first when d is odd (where its
+// partition search is shallowest, and every sort ends on a four-way pass).
+__host__ __device__ inline int mergePassCount(size_t n, size_t tile) {
+    int passes = 0;
+    for (size_t width = tile; width < n; width *= 2) ++passes;  // doublings
+    return passes;
+}
+struct MergeStep { size_t width; int ways; };
+inline std::vector<MergeStep> mergeSteps(size_t n, size_t tile, int ways) {
+    std::vector<MergeStep> steps;
+    size_t width = tile;
+    for (int d = mergePassCount(n, tile); d > 0; d -= steps.back().ways / 2) {
+        steps.push_back({width, ways == 4 && d % 2 == 0 ? 4 : 2});
+        width *= steps.back().ways;
+    }
+    return steps;
+}
 
-struct Pass {
-    std::string name;
-    size_t width;
-    std::function<void()> launch;
-};
-
+// A sort: passes over memory, each a name, the run width it merges (the block
+// sort: its tile) and a launch, ping-ponging so the last one lands in out.
+struct Pass { std::string name; size_t width; std::function<void()> launch; };
 struct PassBuffers {
     const void* keysIn;      // n keys (Key)
     const uint32_t* valsIn;  // n values, or null for keys only
     void* keysOut;           // n keys (Key)
-    uint32_t* valsOut;
-    uint32_t* tmpKeys;       // n words of scratch (ranks)
-    uint32_t* tmpVals;       // n words (pairs only)
-    size_t* partitions;      // ceilDiv(n, nv) + 1 entries
+    uint32_t *valsOut, *tmpKeys, *tmpVals;  // n values; n words of scratch (ranks); n (pairs only)
+    size_t* partitions;      // 4 * ceilDiv(n, kSmallestNv) entries
 };
 
-// kFourWay: merge four runs a pass (mergeStep), else two.
-template <class T, class Ord, bool kPairs, bool kFourWay>
-std::vector<Pass> planSortWith(const PassBuffers& buf, size_t n) {
+template <class T, bool kPairs> std::vector<Pass> planSort(const PassBuffers& buf, size_t n, RankMap map, int ways) {
     std::vector<Pass> plan;
     if (n == 0) return plan;
-    const int merges = kFourWay ? mergeStepCount(n, T::tile) : mergePassCount(n, T::tile);
-    auto keysAt = [&](int pass) {  // where pass p (0: block sort) writes: the last one writes out
-        return ((merges - pass) % 2 == 0) ? static_cast<uint32_t*>(buf.keysOut) : buf.tmpKeys;
+    const std::vector<MergeStep> steps = mergeSteps(n, T::tile, ways);
+    const int merges = static_cast<int>(steps.size());
+    auto keysAt = [&](int pass) {  // where pass p (0: the block sort) writes: the last one writes out
+        return (merges - pass) % 2 == 0 ? static_cast<uint32_t*>(buf.keysOut) : buf.tmpKeys;
     };
-    auto valsAt = [&](int pass) { return ((merges - pass) % 2 == 0) ? buf.valsOut : buf.tmpVals; };
-    {
-        auto kernel = merges == 0 ? blockSortKernel<T, Ord, kPairs, true, true> : blockSortKernel<T, Ord, kPairs, true, false>;
-        const size_t bytes = T::blockSortBytes(kPairs);
+    auto valsAt = [&](int pass) { return (merges - pass) % 2 == 0 ? buf.valsOut : buf.tmpVals; };
+    auto grant = [](auto kernel, size_t bytes) {  // dynamic shared memory past 48 KiB
         CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes)));
-        const auto in = static_cast<const uint32_t*>(buf.keysIn);
-        const uint32_t* vin = buf.valsIn;
-        uint32_t *out = keysAt(0), *vout = valsAt(0);
-        const unsigned blocks = gridFor(n, T::tile, "blockSortKernel");
-        plan.push_back({"block sort", size_t{T::tile}, [=] {
-                            kernel<<<blocks, T::blockNt, bytes>>>(in, vin, out, vout, n);
-                            CUDA_CHECK_LAUNCH("blockSortKernel");
-                        }});
-    }
+    };
+    const auto sortKernel = blockSortKernel<T, kPairs>;
+    grant(sortKernel, T::blockSortBytes(kPairs));
+    const unsigned sortBlocks = gridFor(n, T::tile, "blockSortKernel");
+    const auto in = static_cast<const uint32_t*>(buf.keysIn);
+    const uint32_t* vin = buf.valsIn;
+    uint32_t *out = keysAt(0), *vout = valsAt(0);
+    plan.push_back({"block sort", size_t{T::tile}, [=] {
+                        sortKernel<<<sortBlocks, T::blockNt, T::blockSortBytes(kPairs)>>>(in, vin, out, vout, n, map, merges == 0);
+                        CUDA_CHECK_LAUNCH("blockSortKernel");
+                    }});
+    const size_t tiles = ceilDiv<size_t>(n, T::nv);
+    const unsigned partitionBlocks = gridFor(tiles, kPartitionThreads, "partitionKernel"), mergeBlocks = gridFor(tiles, 1, "mergePassKernel");
     for (int pass = 1; pass <= merges; ++pass) {
-        const MergeStep step = kFourWay ? mergeStep(n, T::tile, pass - 1) : MergeStep{mergePassWidth(T::tile, pass - 1), 2};
-        const size_t width = step.width;
-        const bool last = pass == merges;
+        const size_t width = steps[pass - 1].width;
+        const bool four = steps[pass - 1].ways == 4, toKey = pass == merges;
         const uint32_t *in = keysAt(pass - 1), *vin = valsAt(pass - 1);
         uint32_t *out = keysAt(pass), *vout = valsAt(pass);
         size_t* parts = buf.partitions;
-        const size_t tiles = ceilDiv<size_t>(n, T::nv);
-        const unsigned partitionBlocks = gridFor(tiles, 256, "partition"), mergeBlocks = gridFor(tiles, 1, "merge");
-        const bool four = step.ways == 4;  // the two kernels of each kind share one signature
-        auto partition = four ? partition4Kernel : partitionKernel;
-        auto kernel = four ? (last ? merge4Kernel<T, Ord, kPairs, true> : merge4Kernel<T, Ord, kPairs, false>)
-                           : (last ? mergeKernel<T, Ord, kPairs, true> : mergeKernel<T, Ord, kPairs, false>);
-        const size_t bytes = four ? T::merge4Bytes(kPairs) : T::mergeBytes(kPairs);
-        CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes)));
-        plan.push_back({four ? "merge x4" : "merge", width, [=] {
-                            partition<<<partitionBlocks, 256>>>(in, parts, n, width, T::nv, tiles);
-                            CUDA_CHECK_LAUNCH("the partition kernel");
-                            kernel<<<mergeBlocks, T::nt, bytes>>>(in, vin, out, vout, parts, n, width);
-                            CUDA_CHECK_LAUNCH("the merge kernel");
+        const auto partition = four ? partitionKernel<4> : partitionKernel<2>;
+        const auto kernel = four ? mergePassKernel<T, 4, kPairs> : mergePassKernel<T, 2, kPairs>;
+        grant(kernel, T::mergeBytes(kPairs));
+        plan.push_back({four ? "merge x4" : "merge x2", width, [=] {
+                            partition<<<partitionBlocks, kPartitionThreads>>>(in, parts, n, width, T::nv, tiles);
+                            CUDA_CHECK_LAUNCH("partitionKernel");
+                            kernel<<<mergeBlocks, T::nt, T::mergeBytes(kPairs)>>>(in, vin, out, vout, parts, n, width, map, toKey);
+                            CUDA_CHECK_LAUNCH("mergePassKernel");
                         }});
     }
     return plan;
 }
 
-inline void runPlan(const std::vector<Pass>& plan) {
-    for (const auto& pass : plan) pass.launch();
-}
-
 // ======================================================== the variant table
-//
-// One sort on the device: common's buffers (keys in and out; in key-value
-// mode values = the original index), the scratch the passes ping-pong
-// through, and the order.
-template <class Key>
-struct Sorting {
+// One sort on the device: common's buffers (with --pairs, values = the original index), the scratch the
+// passes ping-pong through, the order, and each production row's plan by name.
+template <class Key> struct Sorting {
     SortBuffers<Key> d;
     bool descending;
     DeviceBuffer<uint32_t> tmpKeys, tmpVals;
-    DeviceBuffer<size_t> partitions;
-    std::map<std::string, std::vector<Pass>> plans;  // each production row's passes, by row name
+    DeviceBuffer<size_t> partitions;  // four entries a tile at the smallest nv: the most
+    std::map<std::string, std::vector<Pass>> plans;
     Sorting(const std::vector<Key>& input, bool pairs, bool descending_)
         : d(uploadSort(input, pairs)), descending(descending_), tmpKeys(input.size()), tmpVals(pairs ? input.size() : 0),
-          partitions(4 * ceilDiv<size_t>(input.size(), kSmallestNv) + 1) {}  // four entries a tile at the smallest nv: the most
+          partitions(4 * ceilDiv<size_t>(input.size(), kSmallestNv) + 1) {}
     void poison() { d.poison(); }
-    PassBuffers buffers() {
-        return {d.in.get(), d.vin.get(), d.out.get(), d.vout.get(), tmpKeys.get(), tmpVals.get(), partitions.get()};
-    }
+    PassBuffers buffers() { return {d.in.get(), d.vin.get(), d.out.get(), d.vout.get(), tmpKeys.get(), tmpVals.get(), partitions.get()}; }
 };
 
-// Device bytes a sort of n keys needs: buffers, scratch, partitions and CUB's
-// scratch (about the buffers again), saturating.
-template <class Key>
-size_t sortingBytes(size_t n, bool pairs) {
-    const size_t buffers = sortBytesNeeded<Key>(n, pairs, 0);
-    return buffers > SIZE_MAX / 3 ? SIZE_MAX : 2 * buffers + n / 8 + (size_t{64} << 20);
+template <class Key> using Row = Variant<Sorting<Key>>;
+
+// A production row: a shape with two-way or four-way passes, its plan built
+// once on the problem's buffers, the key order a RankMap.
+template <class T, int kWays> std::string rowName() {
+    return "blocksort " + std::to_string(T::blockNt) + "x" + std::to_string(T::blockVt) + ", " + std::to_string(kWays) +
+           "-way merge " + std::to_string(T::nt) + "x" + std::to_string(T::vt);
+}
+template <class T, int kWays, class Key, bool kPairs>
+void addRow(std::vector<Row<Key>>& rows, Sorting<Key>& s, const Run& run) {
+    // Asked before the plan is built, which sets kernel attributes.
+    if (T::bytes(kPairs) > run.device.sharedPerBlockOptin || !run.wants(rowName<T, kWays>())) return;
+    const auto plan = s.plans[rowName<T, kWays>()] = planSort<T, kPairs>(s.buffers(), s.d.n, rankMapOf<Key>(s.descending ? ~0u : 0u), kWays);
+    rows.push_back({rowName<T, kWays>(), {std::to_string(T::tile), std::to_string(T::nv), std::to_string(plan.size())},
+                    [plan](Sorting<Key>&) { for (const Pass& pass : plan) pass.launch(); }, static_cast<double>(plan.size())});
+}
+template <class Key, bool kPairs, class... T>
+void addRows(std::vector<Row<Key>>& rows, Sorting<Key>& s, const Run& run, Shapes<T...>) {
+    ((addRow<T, 2, Key, kPairs>(rows, s, run), addRow<T, 4, Key, kPairs>(rows, s, run)), ...);
 }
 
-template <class T, class Key, bool kPairs, bool kFourWay>
-std::vector<Pass> planFor(Sorting<Key>& s) {
-    return s.descending ? planSortWith<T, Order<Key, true>, kPairs, kFourWay>(s.buffers(), s.d.n)
-                        : planSortWith<T, Order<Key, false>, kPairs, kFourWay>(s.buffers(), s.d.n);
-}
-
-template <class Key>
-using Row = Variant<Sorting<Key>>;
-
-// A production row: the plan is built once, on the problem's buffers.
-template <class T, bool kFourWay>
-std::string tiledRowName() {
-    return "blocksort " + std::to_string(T::blockNt) + "x" + std::to_string(T::blockVt) + ", " +
-           (kFourWay ? "4-way " : "") + "merge " + std::to_string(T::nt) + "x" + std::to_string(T::vt);
-}
-template <class T, bool kFourWay, class Key, bool kPairs>
-Row<Key> tiledRow(Sorting<Key>& s) {
-    auto plan = planFor<T, Key, kPairs, kFourWay>(s);
-    const std::string name = tiledRowName<T, kFourWay>();
-    s.plans[name] = plan;
-    return {name, {std::to_string(T::tile), std::to_string(T::nv), std::to_string(plan.size())},
-            [plan](Sorting<Key>&) { runPlan(plan); }, static_cast<double>(plan.size())};
-}
-
-// The seed's sort as a row: out = in, then one launch per width between out
-// and the scratch, and a copy back when the last width lands in the scratch.
-template <class Key>
-Row<Key> seedRow(Sorting<Key>& s) {
+// The course's sort as a row: out = in, one launch per width between out and
+// the scratch, and a copy back when the last width lands in the scratch.
+template <class Key> Row<Key> seedRow(Sorting<Key>& s) {
     const size_t n = s.d.n, launches = n > 1 ? mergePassCount(n, 1) : 0;
     return {"seed 14.2: one launch per width", {"1", "-", std::to_string(launches)},
             [](Sorting<Key>& p) {
@@ -981,81 +771,49 @@ Row<Key> seedRow(Sorting<Key>& s) {
                 uint32_t* tmpVals = p.d.pairs ? p.tmpVals.get() : nullptr;
                 CUDA_CHECK(cudaMemcpyAsync(p.d.out.get(), p.d.in.get(), n * sizeof(Key), cudaMemcpyDeviceToDevice));
                 if (p.d.pairs) CUDA_CHECK(cudaMemcpyAsync(p.d.vout.get(), p.d.vin.get(), n * 4, cudaMemcpyDeviceToDevice));
-                const int where = p.descending ? seedSort(p.d.out.get(), p.d.vout.get(), tmp, tmpVals, n, Order<Key, true>{})
-                                               : seedSort(p.d.out.get(), p.d.vout.get(), tmp, tmpVals, n, Order<Key, false>{});
-                if (where == 0) return;
+                if (seedSort(p.d.out.get(), p.d.vout.get(), tmp, tmpVals, n, RankLess<Key>{p.descending ? ~0u : 0u}) == 0) return;
                 CUDA_CHECK(cudaMemcpyAsync(p.d.out.get(), tmp, n * sizeof(Key), cudaMemcpyDeviceToDevice));
                 if (p.d.pairs) CUDA_CHECK(cudaMemcpyAsync(p.d.vout.get(), tmpVals, n * 4, cudaMemcpyDeviceToDevice));
             },
             static_cast<double>(launches + 1)};
 }
+constexpr size_t kSeedRowLimit = size_t{1} << 24;  // past this the course's O(n log^2 n) sort takes seconds
 
-constexpr size_t kSeedRowLimit = size_t{1} << 24;  // past this the seed's O(n log^2 n) sort takes seconds
-
-// The rows, simplest first, each a step from the one before; shapes the
-// card's shared memory cannot hold are left out (a T4 runs the 256x15 ones).
-template <class T, bool kFourWay, class Key, bool kPairs>
-void addTiled(std::vector<Row<Key>>& rows, Sorting<Key>& s, const Run& run) {
-    const size_t bytes = std::max(T::blockSortBytes(kPairs), kFourWay ? T::merge4Bytes(kPairs) : T::mergeBytes(kPairs));
-    // --only is tested on the name before the plan is built (building sets kernel attributes).
-    if (bytes <= run.device.sharedPerBlockOptin && run.wants(tiledRowName<T, kFourWay>()))
-        rows.push_back(tiledRow<T, kFourWay, Key, kPairs>(s));
-}
-
-template <class Key>
-std::vector<Row<Key>> variantRows(Sorting<Key>& s, const Run& run, bool withSeed) {
+// The rows, simplest first, each a step from the one before (a T4 runs the 256x15 ones).
+template <class Key> std::vector<Row<Key>> variantRows(Sorting<Key>& s, const Run& run, bool withSeed) {
     std::vector<Row<Key>> rows;
     if (withSeed && run.wants("seed")) rows.push_back(seedRow(s));
-    if (s.d.pairs) {
-        addTiled<TuneFallback, false, Key, true>(rows, s, run);
-        addTiled<TuneFallback, true, Key, true>(rows, s, run);
-        addTiled<TunePairsLarge, false, Key, true>(rows, s, run);
-        addTiled<TunePairsLarge, true, Key, true>(rows, s, run);
-    } else {
-        addTiled<TuneFallback, false, Key, false>(rows, s, run);
-        addTiled<TuneFallback, true, Key, false>(rows, s, run);
-        addTiled<TuneKeysLarge, false, Key, false>(rows, s, run);
-        addTiled<TuneKeysWide, false, Key, false>(rows, s, run);
-        addTiled<TuneKeysWide, true, Key, false>(rows, s, run);
-        addTiled<TuneKeysTwoPerSm, true, Key, false>(rows, s, run);
-    }
+    if (s.d.pairs) addRows<Key, true>(rows, s, run, PairsShapes{});
+    else addRows<Key, false>(rows, s, run, KeysShapes{});
     return rows;
 }
 
 // ================================================================= selftest
-// Host only: the seed's per-thread bodies (the same functions the kernels
-// call) run for every thread of every launch, and the pass arithmetic.
+// Host only: the course's per-thread bodies and every kernel's own steps for every thread of every launch,
+// each step for all threads before any thread's next (the barriers).
 
-// The seed's sort on the host: every width, every output position, through
-// passOutput; buffers one key longer than n, holding a sentinel past the end
-// (the smallest key), so that a read past a run's end changes the output.
+// The course's sort through passOutput, every width and output; one key past the end holds a sentinel (the
+// smallest key), so that a read past a run's end changes the output.
 template <class Key>
 std::vector<Key> hostSeedSort(std::vector<Key> keys, std::vector<uint32_t>& vals, bool descending,
                               std::vector<std::vector<Key>>* trace = nullptr) {
     const size_t n = keys.size();
-    const Key sentinel = keyOfRank<Key>(0, descending ? ~0u : 0u);
-    keys.push_back(sentinel);
+    keys.push_back(keyOfRank<Key>(0, descending ? ~0u : 0u));
     vals.resize(n);
     std::iota(vals.begin(), vals.end(), 0u);
     vals.push_back(0xFFFFFFFFu);
     std::vector<Key> next(keys);
     std::vector<uint32_t> nextVals(vals);
     for (size_t width = 1; width < n; width *= 2) {
-        for (size_t k = 0; k < n; ++k) {
-            if (descending) passOutput(k, keys.data(), next.data(), vals.data(), nextVals.data(), n, width, Order<Key, true>{});
-            else passOutput(k, keys.data(), next.data(), vals.data(), nextVals.data(), n, width, Order<Key, false>{});
-        }
-        keys.swap(next);
-        vals.swap(nextVals);
+        for (size_t k = 0; k < n; ++k)
+            passOutput(k, keys.data(), next.data(), vals.data(), nextVals.data(), n, width, RankLess<Key>{descending ? ~0u : 0u});
+        keys.swap(next), vals.swap(nextVals);
         if (trace) trace->push_back(std::vector<Key>(keys.begin(), keys.begin() + n));
     }
-    keys.pop_back();
-    vals.pop_back();
+    keys.pop_back(), vals.pop_back();
     return keys;
 }
-
-template <class Key>
-bool hostSeedSortMatches(const std::vector<Key>& input, bool descending, const std::string& what) {
+template <class Key> bool hostSeedSortMatches(const std::vector<Key>& input, bool descending, const std::string& what) {
     std::vector<uint32_t> vals;
     const std::vector<Key> got = hostSeedSort(input, vals, descending);
     const SortReference<Key> want = referenceSort(input, descending);
@@ -1065,62 +823,96 @@ bool hostSeedSortMatches(const std::vector<Key>& input, bool descending, const s
            compareProvenance(what.c_str(), sources.data(), want.indices.data(), input.size(), describeInput);
 }
 
-// One four-way pass on the host through the kernels' own pieces, tile by
-// tile: the partition for every tile, then each step for every thread
-// before the next step (the kernel's barriers). The input holds sorted runs
-// of `width`; values are positions, so the output names where each key came
-// from. Compared with the stable sort of each group of four runs.
-template <class T, bool kPairs>
-bool merge4Matches(size_t n, size_t width, uint64_t alphabet, uint64_t seed) {
-    SplitMix64 rng(seed);
-    std::vector<uint32_t> keys(n), vals(n), outKeys(n, 0xDEADBEEFu), outVals(n, 0xFFFFFFFFu);
-    for (auto& k : keys) k = static_cast<uint32_t>(rng.below(alphabet));
-    for (size_t r = 0; r < n; r += width) std::sort(keys.begin() + r, keys.begin() + std::min(n, r + width));
-    std::iota(vals.begin(), vals.end(), 0u);
+// Keys from an alphabet (3: ties everywhere) in sorted runs of `width`, values their positions. matches():
+// output p holds the key the stable sort of its group of runs puts there, and with values that key's position.
+struct HostRuns {
+    std::vector<uint32_t> keys, vals, outKeys, outVals;
+    HostRuns(size_t n, size_t width, uint64_t alphabet, uint64_t seed)
+        : keys(n), vals(n), outKeys(n, 0xDEADBEEFu), outVals(n, 0xFFFFFFFFu) {
+        SplitMix64 rng(seed);
+        for (auto& k : keys) k = static_cast<uint32_t>(rng.below(alphabet));
+        for (size_t r = 0; r < n; r += width) std::sort(keys.begin() + r, keys.begin() + std::min(n, r + width));
+        std::iota(vals.begin(), vals.end(), 0u);
+    }
+    bool matches(size_t group, bool pairs, const std::string& what) const {
+        const size_t n = keys.size();
+        std::vector<size_t> want(n);
+        std::iota(want.begin(), want.end(), size_t{0});
+        for (size_t g = 0; g < n; g += group)
+            std::stable_sort(want.begin() + g, want.begin() + std::min(n, g + group), [&](size_t x, size_t y) { return keys[x] < keys[y]; });
+        size_t p = 0;
+        while (p < n && outKeys[p] == keys[want[p]] && (!pairs || outVals[p] == want[p])) ++p;
+        if (p < n)
+            std::printf("%s: output %zu holds key %u from %u, expected key %u from %zu\n", what.c_str(), p, outKeys[p],
+                        pairs ? outVals[p] : 0u, keys[want[p]], want[p]);
+        return p == n;
+    }
+};
+
+// One pass through mergePassKernel's steps, tile by tile, on shared memory that starts as junk.
+template <class T, int kWays, bool kPairs> bool passMatches(size_t n, size_t width, uint64_t alphabet, uint64_t seed) {
+    HostRuns h(n, width, alphabet, seed);
     const size_t tiles = ceilDiv<size_t>(n, T::nv);
-    std::vector<size_t> parts(4 * tiles + 1);
-    for (size_t t = 0; t < tiles; ++t) partition4Tile(t, keys.data(), parts.data(), n, width, T::nv);
-    std::vector<uint32_t> smem(T::merge4Bytes(true) / 4);
-    uint32_t *sKeys = smem.data(), *sMid = sKeys + T::nv + 1, *sVals = sMid + T::nv + 1, *sMidVals = sVals + T::nv;
+    std::vector<size_t> parts(kWays * tiles + kWays);
+    for (size_t t = 0; t < tiles; ++t) partitionTile<kWays>(t, h.keys.data(), parts.data(), n, width, T::nv);
+    std::vector<uint32_t> smem(T::mergeBytes(true) / 4);
+    uint32_t* keys[2] = {smem.data(), smem.data() + T::nvSlots};
+    uint32_t* vals[2] = {keys[1] + T::nvSlots, keys[1] + 2 * T::nvSlots};
     for (size_t t = 0; t < tiles; ++t) {
-        std::fill(smem.begin(), smem.end(), 0xA5A5A5A5u);  // junk where nothing was loaded
-        const Tile4 tile = tile4Of(t, T::nv, n, width, parts.data());
-        for (int tid = 0; tid < T::nt; ++tid) merge4Load<T, kPairs>(tid, tile, keys.data(), vals.data(), sKeys, sVals);
-        for (int tid = 0; tid < T::nt; ++tid) merge4Round1<T, kPairs>(tid, tile, sKeys, sVals, sMid, sMidVals);
-        for (int tid = 0; tid < T::nt; ++tid) merge4Round2<T, kPairs>(tid, tile, sMid, sMidVals, sKeys, sVals);
-        for (int tid = 0; tid < T::nt; ++tid)
-            merge4Store<T, Order<uint32_t, false>, kPairs, false>(tid, tile, sKeys, sVals, outKeys.data(), outVals.data());
+        std::fill(smem.begin(), smem.end(), 0xA5A5A5A5u);
+        const TileSpans<kWays> s = tileSpansOf<kWays>(t, T::nv, n, width, parts.data());
+        for (int tid = 0; tid < T::nt; ++tid) loadSpans<T::nt, kWays, kPairs>(tid, s, h.keys.data(), h.vals.data(), keys[0], vals[0]);
+        for (int tid = 0; tid < T::nt; ++tid) mergeRound<T::vt, kPairs>(tid, s.runs, keys[0], vals[0], keys[1], vals[1]);
+        if constexpr (kWays == 4)
+            for (int tid = 0; tid < T::nt; ++tid) mergeRound<T::vt, kPairs>(tid, s.runs.merged(), keys[1], vals[1], keys[0], vals[0]);
+        for (int tid = 0, last = kWays == 4 ? 0 : 1; tid < T::nt; ++tid)
+            storeTile<T::nt, T::nv, kPairs>(tid, s.runs.count(), keys[last], vals[last], h.outKeys.data() + s.t0,
+                                            h.outVals.data() + s.t0, RankMap{}, false);
     }
-    std::vector<size_t> want(n);
-    std::iota(want.begin(), want.end(), size_t{0});
-    for (size_t g = 0; g < n; g += 4 * width)
-        std::stable_sort(want.begin() + g, want.begin() + std::min(n, g + 4 * width), [&](size_t x, size_t y) { return keys[x] < keys[y]; });
-    for (size_t p = 0; p < n; ++p) {
-        if (outKeys[p] != keys[want[p]] || (kPairs && outVals[p] != want[p])) {
-            std::printf("four-way pass (nv %d, width %zu, n %zu): output %zu holds key %u from %u, expected key %u from %zu\n",
-                        T::nv, width, n, p, outKeys[p], kPairs ? outVals[p] : 0u, keys[want[p]], want[p]);
-            return false;
+    return h.matches(kWays * width, kPairs, std::to_string(kWays) + "-way pass (nv " + std::to_string(T::nv) + ", width " +
+                                                 std::to_string(width) + ", n " + std::to_string(n) + ")");
+}
+
+// The block sort through blockSortKernel's steps, tile by tile, each
+// thread's registers kept across the rounds as the kernel keeps them.
+template <class T, bool kPairs> bool blockSortMatches(size_t n, uint64_t alphabet, uint64_t seed) {
+    HostRuns h(n, 1, alphabet, seed);
+    std::vector<uint32_t> smem(T::blockSortBytes(true) / 4);
+    uint32_t *sKeys = smem.data(), *sVals = sKeys + T::tileSlots;
+    struct Regs { uint32_t r[T::blockVt]; };  // a thread's register array, kept across the barriers
+    std::vector<Regs> k(T::blockNt), v(T::blockNt);
+    for (size_t base = 0; base < n; base += T::tile) {
+        const int count = static_cast<int>(std::min<size_t>(n - base, T::tile));
+        std::fill(smem.begin(), smem.end(), 0xA5A5A5A5u);
+        for (int tid = 0; tid < T::blockNt; ++tid)
+            loadTile<T::blockNt, T::tile, kPairs>(tid, count, h.keys.data() + base, h.vals.data() + base, RankMap{}, sKeys, sVals);
+        for (int tid = 0; tid < T::blockNt; ++tid) threadSort<T::blockVt, kPairs>(tid, sKeys, sVals, k[tid].r, v[tid].r);
+        for (int coop = 2; coop <= T::blockNt; coop *= 2) {
+            for (int tid = 0; tid < T::blockNt; ++tid) stageThread<T::blockVt, kPairs>(tid, k[tid].r, v[tid].r, sKeys, sVals);
+            for (int tid = 0; tid < T::blockNt; ++tid) blockRound<T::blockVt, kPairs>(tid, coop, sKeys, sVals, k[tid].r, v[tid].r);
         }
+        for (int tid = 0; tid < T::blockNt; ++tid) stageThread<T::blockVt, kPairs>(tid, k[tid].r, v[tid].r, sKeys, sVals);
+        for (int tid = 0; tid < T::blockNt; ++tid)
+            storeTile<T::blockNt, T::tile, kPairs>(tid, count, sKeys, sVals, h.outKeys.data() + base, h.outVals.data() + base,
+                                                   RankMap{}, false);
     }
-    return true;
+    return h.matches(T::tile, kPairs, "block sort (tile " + std::to_string(T::tile) + ", n " + std::to_string(n) + ")");
 }
 
 int runSelftest() {
-    // 14.1 on the seed's example, every output position through mergeOutput;
-    // B follows A in one buffer that ends in a sentinel (the smallest key), so
-    // a read past either run's end changes the output instead of being undefined.
+    // 14.1 on the course's example, every output position through mergeOutput; B follows A in one buffer that
+    // ends in a sentinel (the smallest key), so a read past either run's end changes the output.
     const std::vector<int32_t> AB = {1, 3, 6, 8, 2, 4, 5, 7, INT32_MIN};
     std::vector<int32_t> merged(8);
-    for (size_t k = 0; k < 8; ++k) mergeOutput(k, AB.data(), 4, AB.data() + 4, 4, merged.data(), nullptr, Order<int32_t, false>{});
-    expect(merged == std::vector<int32_t>({1, 2, 3, 4, 5, 6, 7, 8}), "14.1: the seed's merge of 1 3 6 8 and 2 4 5 7");
-    // 14.2: the seed's trace, pass by pass.
-    std::vector<std::vector<int32_t>> trace;
+    for (size_t k = 0; k < 8; ++k) mergeOutput(k, AB.data(), 4, AB.data() + 4, 4, merged.data(), nullptr, RankLess<int32_t>{0});
+    expect(merged == std::vector<int32_t>({1, 2, 3, 4, 5, 6, 7, 8}), "14.1: the course's merge of 1 3 6 8 and 2 4 5 7");
+    std::vector<std::vector<int32_t>> trace;  // 14.2: the course's trace, pass by pass
     std::vector<uint32_t> vals;
     hostSeedSort<int32_t>({5, 2, 8, 1, 9, 3, 7, 4}, vals, false, &trace);
     expect(trace == std::vector<std::vector<int32_t>>({{2, 5, 1, 8, 3, 9, 4, 7}, {1, 2, 5, 8, 3, 4, 7, 9}, {1, 2, 3, 4, 5, 7, 8, 9}}),
-           "14.2: the seed's trace 2 5 1 8 3 9 4 7 / 1 2 5 8 3 4 7 9 / 1 2 3 4 5 7 8 9");
-    // Every n up to 64 with ties (keys from {0, 1, 2}), then random n up to
-    // 2^14, both orders: the sort equals the stable reference, keys and indices.
+           "14.2: the course's trace 2 5 1 8 3 9 4 7 / 1 2 5 8 3 4 7 9 / 1 2 3 4 5 7 8 9");
+    // Every n up to 64 with ties (keys from {0, 1, 2}), then random n up to 2^14, both orders: the course's
+    // sort equals the stable reference, keys and indices.
     bool ok = true;
     SplitMix64 rng(2);
     for (size_t n = 0; n <= 64 && ok; ++n) {
@@ -1135,149 +927,89 @@ int runSelftest() {
         ok = hostSeedSortMatches(makeSortInput<float>(shape, n, trial), trial % 3 == 0,
                                  "seed sort, " + std::string(sortShapeName(shape)) + " n=" + std::to_string(n));
     }
-    expect(ok, "the seed's sort equals the stable sort (every n <= 64 with ties, random n to 2^14)");
-    // The pass structure: pairs of runs cover [0, n) once per width; the
-    // pass count is the doublings from the tile to n.
-    ok = true;
+    expect(ok, "the course's sort equals the stable sort (every n <= 64 with ties, random n to 2^14)");
+    ok = true;  // groups of two and four runs cover [0, n) once per width, short only at the tail
     for (size_t n = 1; n <= 300 && ok; ++n)
         for (size_t width = 1; width < 2 * n && ok; width *= 2)
             for (size_t g = 0; g < n && ok; ++g) {
-                const PairSpan p = pairOf(g, width, n);
-                ok = p.start % (2 * width) == 0 && p.start <= g && g < p.start + p.aLen + p.bLen && p.aLen <= width &&
-                     p.bLen <= width && p.start + p.aLen + p.bLen <= n && (p.bLen == 0 || p.aLen == width);
+                const Group<2> p = groupOf<2>(g, width, n);
+                const Group<4> q = groupOf<4>(g, width, n);
+                ok = p.start % (2 * width) == 0 && p.start <= g && g < p.start + p.total() && p.start + p.total() <= n &&
+                     (p.len[1] == 0 || p.len[0] == width) && q.start % (4 * width) == 0 && q.start <= g &&
+                     g < q.start + q.total() && q.start + q.total() <= n && (q.len[3] == 0 || q.len[2] == width);
             }
-    expect(ok, "pairOf: every position lies in one pair of runs of the width, short only at the tail");
+    expect(ok, "groupOf: every position lies in one group of two (four) runs of the width, short only at the tail");
+    const auto steps = mergeSteps(size_t{1} << 28, TuneKeys::tile, 4), odd = mergeSteps(5 * 16, 16, 4);
     expect(mergePassCount(1, 4) == 0 && mergePassCount(4, 4) == 0 && mergePassCount(5, 4) == 1 &&
-               mergePassCount(size_t{1} << 28, TuneKeysWide::tile) == 13 && mergePassWidth(TuneKeysWide::tile, 12) == size_t{TuneKeysWide::tile} << 12,
-           "mergePassCount: 13 merge passes after 33792-key tiles at 2^28 keys");
-    // mergePath (Part B's search) agrees with co_rank (the seed's) on every
-    // diagonal of sorted runs with ties.
+               mergePassCount(size_t{1} << 28, TuneKeys::tile) == 14 && steps.size() == 7 && steps[0].ways == 4 &&
+               steps[6].width == size_t{TuneKeys::tile} << 12 && odd.size() == 2 && odd[0].ways == 2 && odd[1].width == 32 &&
+               mergeSteps(size_t{1} << 28, TuneKeys::tile, 2).size() == 14,
+           "mergeSteps: 14 doublings at 2^28 keys = seven four-way passes; 3 = a two-way pass, then a four-way one");
+    // The block sort (its networks too) and both passes through their kernels' steps: sizes around tiles and
+    // groups of runs, ties (3 keys) and none, keys and key-value, every shape.
     ok = true;
-    for (int trial = 0; trial < 2000 && ok; ++trial) {
-        std::vector<uint32_t> a(rng.below(20)), b(rng.below(20));
-        for (auto& x : a) x = static_cast<uint32_t>(rng.below(4));
-        for (auto& x : b) x = static_cast<uint32_t>(rng.below(4));
-        std::sort(a.begin(), a.end());
-        std::sort(b.begin(), b.end());
-        for (size_t diag = 0; diag <= a.size() + b.size() && ok; ++diag) {
-            size_t i, j;
-            co_rank(diag, a.data(), a.size(), b.data(), b.size(), &i, &j, Order<uint32_t, false>{});
-            ok = mergePath<size_t>(a.data(), a.size(), b.data(), b.size(), diag) == i;
-        }
-    }
-    expect(ok, "mergePath equals co_rank on every diagonal (ties to the left run)");
-    // The per-thread network sorts vt keys stably (values = positions).
+    for (size_t n : {size_t{1}, size_t{100}, size_t{TuneT4::tile} - 1, size_t{TuneT4::tile}, 2 * size_t{TuneT4::tile} + 5})
+        for (uint64_t alphabet : {uint64_t{3}, uint64_t{1} << 32})
+            ok = ok && blockSortMatches<TuneT4, true>(n, alphabet, n) && blockSortMatches<TuneT4, false>(n, alphabet, n + 1);
+    ok = ok && blockSortMatches<TuneKeys, false>(TuneKeys::tile + 7, 3, 1) && blockSortMatches<TunePairs, true>(TuneKeys::tile - 7, 5, 2);
+    expect(ok, "the block sort's steps (Batcher's network for keys, the transposition sort with values) sort every tile stably");
     ok = true;
-    for (int trial = 0; trial < 3000 && ok; ++trial) {
-        uint32_t k[11], v[11];
-        for (int x = 0; x < 11; ++x) k[x] = static_cast<uint32_t>(rng.below(trial % 2 ? 3 : 1000)), v[x] = x;
-        std::vector<std::pair<uint32_t, uint32_t>> want;
-        for (int x = 0; x < 11; ++x) want.push_back({k[x], v[x]});
-        std::stable_sort(want.begin(), want.end(), [](auto p, auto q) { return p.first < q.first; });
-        oddEvenTranspositionSort<11, true>(k, v);
-        for (int x = 0; x < 11 && ok; ++x) ok = k[x] == want[x].first && v[x] == want[x].second;
-    }
-    expect(ok, "oddEvenTranspositionSort sorts 11 keys stably");
-    ok = true;  // keys only: Batcher's network, pruned to 33 and 15 keys, sorts (ties and none)
-    for (int trial = 0; trial < 3000 && ok; ++trial) {
-        uint32_t k33[33], k15[15];
-        for (int x = 0; x < 33; ++x) k33[x] = static_cast<uint32_t>(rng.below(trial % 2 ? 3 : 1000));
-        std::copy(k33, k33 + 15, k15);
-        std::vector<uint32_t> want33(k33, k33 + 33), want15(k15, k15 + 15);
-        std::sort(want33.begin(), want33.end());
-        std::sort(want15.begin(), want15.end());
-        oddEvenMergeSort<33>(k33);
-        oddEvenMergeSort<15>(k15);
-        ok = std::equal(want33.begin(), want33.end(), k33) && std::equal(want15.begin(), want15.end(), k15);
-    }
-    expect(ok, "oddEvenMergeSort sorts 33 and 15 keys");
-    // The four-way pass, through the kernels' pieces: sizes around the
-    // groups of four runs, ties (3 keys) and none, keys and key-value.
-    ok = true;
-    for (size_t width : {size_t{TuneFallback::tile}, 2 * size_t{TuneFallback::tile}})
-        for (size_t n : {size_t{1}, size_t{100}, width - 1, width, width + 1, 2 * width + 5, 3 * width, 4 * width - 1,
-                         4 * width, 4 * width + 1, 9 * width + 77})
+    for (size_t width : {size_t{TuneT4::tile}, 2 * size_t{TuneT4::tile}})
+        for (size_t n : {size_t{1}, size_t{100}, width - 1, width, width + 1, 2 * width + 5, 3 * width, 4 * width - 1, 4 * width,
+                         4 * width + 1, 9 * width + 77})
             for (uint64_t alphabet : {uint64_t{3}, uint64_t{1} << 32})
-                ok = ok && merge4Matches<TuneFallback, true>(n, width, alphabet, n + width) &&
-                     merge4Matches<TuneFallback, false>(n, width, alphabet, n ^ width);
-    ok = ok && merge4Matches<TuneKeysWide, false>(5 * TuneKeysWide::tile + 3, TuneKeysWide::tile, 3, 1) &&
-         merge4Matches<TunePairsLarge, true>(4 * TunePairsLarge::tile + 1, TunePairsLarge::tile, 5, 2);
-    expect(ok, "the four-way pass equals the stable merge of every group of four runs");
-    expect(mergeStepCount(size_t{1} << 28, TuneKeysWide::tile) == 7 && mergeStep(size_t{1} << 28, TuneKeysWide::tile, 0).ways == 2 &&
-               mergeStep(size_t{1} << 28, TuneKeysWide::tile, 1).width == 2 * size_t{TuneKeysWide::tile},
-           "mergeStep: 13 doublings at 2^28 keys = one two-way pass, then six four-way passes");
+                ok = ok && passMatches<TuneT4, 2, true>(n, width, alphabet, n + width) && passMatches<TuneT4, 2, false>(n, width, alphabet, n ^ width) &&
+                     passMatches<TuneT4, 4, true>(n, width, alphabet, n + width) && passMatches<TuneT4, 4, false>(n, width, alphabet, n ^ width);
+    ok = ok && passMatches<TuneKeys, 4, false>(5 * TuneKeys::tile + 3, TuneKeys::tile, 3, 1) &&
+         passMatches<TuneKeys, 2, false>(3 * TuneKeys::tile + 3, TuneKeys::tile, 3, 1) &&
+         passMatches<TunePairs, 4, true>(4 * TunePairs::tile + 1, TunePairs::tile, 5, 2) &&
+         passMatches<TunePairs, 2, true>(2 * TunePairs::tile - 1, TunePairs::tile, 5, 2);
+    expect(ok, "the two-way and four-way passes equal the stable merge of every group of runs");
     return selftestVerdict();
 }
 
 // =============================================================== the lesson
-
-// The reference every row is checked against: the host's stable sort (an
-// LSD radix sort, a few seconds at 2^28 keys), or past 2^31 keys (where it
-// needs tens of GB of host memory) CUB's stable merge sort on the GPU, whose
-// output --verify holds to the host's at every smaller size; CUB's own row
-// is then not checked, since it would be compared with itself.
+// The reference: the host's stable sort; past 2^31 keys CUB's merge sort (common's stableReference).
 constexpr size_t kHostReferenceLimit = size_t{1} << 31;
-template <class Key>
-SortReference<Key> referenceFor(const std::vector<Key>& input, Sorting<Key>& s) {
-    if (input.size() <= kHostReferenceLimit) return referenceSort(input, s.descending);
-    LibrarySort<Key> cub(LibrarySort<Key>::Kind::Merge, s.d, s.descending);
-    s.poison();
-    cub();
-    CUDA_CHECK(cudaDeviceSynchronize());
-    SortReference<Key> r;
-    r.keys.resize(s.d.n);
-    s.d.out.download(r.keys.data(), s.d.n);
-    if (s.d.pairs) {
-        std::vector<uint32_t> values(s.d.n);
-        s.d.vout.download(values.data(), s.d.n);
-        r.indices.assign(values.begin(), values.end());
-    }
-    std::printf("reference: %s on the GPU (past 2^31 keys; --verify holds it to the host's stable sort)\n", cub.name().c_str());
-    return r;
-}
 
-// Checks every row and both CUB sorts on one input: the rows and CUB's
-// merge sort stable, CUB's radix sort as a permutation (it holds -0.0 and
-// +0.0 equal, so those two may swap).
+// Every row and both CUB sorts on one input: the rows and CUB's merge sort stable (CUB's not checked where it
+// is the reference), CUB's radix sort as a permutation (it holds -0.0 and +0.0 equal, so those may swap).
 template <class Key>
-bool checkInput(const std::vector<Key>& input, Sorting<Key>& s, const std::vector<Row<Key>>& rows,
-                const std::string& label, bool announce) {
-    const SortReference<Key> want = referenceFor(input, s);
+bool checkInput(const std::vector<Key>& input, Sorting<Key>& s, const std::vector<Row<Key>>& rows, const std::string& label,
+                bool announce) {
+    const SortReference<Key> want = stableReference(input, s.d, s.descending, kHostReferenceLimit);
     using Lib = LibrarySort<Key>;
     Lib merge(Lib::Kind::Merge, s.d, s.descending), radix(Lib::Kind::Radix, s.d, s.descending);
     const Row<Key> mergeRow{merge.name(), {}, [&](Sorting<Key>&) { merge(); }}, radixRow{radix.name(), {}, [&](Sorting<Key>&) { radix(); }};
-    auto checkAs = [&](SortCheck rule) {
-        return [&, rule](const std::string& what) { return sortMatches(what, s.d, input, want, rule); };
-    };
-    const bool cubIsReference = input.size() > kHostReferenceLimit;
+    auto checkAs = [&](SortCheck rule) { return [&, rule](const std::string& what) { return sortMatches(what, s.d, input, want, rule); }; };
     return checkRows(rows, s, checkAs(SortCheck::Stable), label, announce) &&
-           (cubIsReference || checkRows({mergeRow}, s, checkAs(merge.rule()), label, announce)) &&
+           (input.size() > kHostReferenceLimit || checkRows({mergeRow}, s, checkAs(merge.rule()), label, announce)) &&
            checkRows({radixRow}, s, checkAs(radix.rule()), label, announce);
 }
 
-template <class Key>
-int verifyAs(const SortOptions& o, const Run& run) {
+template <class Key> int verifyAs(const SortOptions& o, const Run& run) {
     std::vector<SortCase> cases = adversarialSortCases();
-    for (size_t n : {size_t{TuneFallback::tile} - 1, size_t{TuneFallback::tile} + 1, size_t{TunePairsLarge::tile} + 1,
-                     size_t{TuneKeysWide::tile} - 1, size_t{TuneKeysWide::tile}, 3 * size_t{TuneKeysWide::tile} + 5})
+    // Around every tile, and where the plan changes: 1, 2, 3 and 4 doublings after the block sort.
+    for (size_t n : {size_t{TuneT4::tile} - 1, size_t{TuneT4::tile} + 1, 2 * size_t{TuneT4::tile} + 1, 4 * size_t{TuneT4::tile} + 1,
+                     8 * size_t{TuneT4::tile} + 1, size_t{TuneKeys::tile} - 1, size_t{TuneKeys::tile}, size_t{TuneKeys::tile} + 1,
+                     3 * size_t{TuneKeys::tile} + 5, 4 * size_t{TuneKeys::tile} + 1})
         cases.push_back({SortShape::FewDistinct, n});
     for (SortShape shape : sortTableShapes()) cases.push_back({shape, 3000017});
     if (o.nGiven) cases = {{SortShape::Uniform, o.n}};
     int failed = 0, sorts = 0;
-    for (const SortCase& c : cases)
-        for (int mode = 0; mode < 3; ++mode) {  // keys ascending, pairs ascending, pairs descending
-            const bool pairs = mode > 0, descending = mode == 2;
+    for (size_t at = 0; at < cases.size(); ++at)
+        for (int mode = 0; mode < 3; ++mode) {  // keys (descending every other case), pairs ascending, pairs descending
+            const SortCase& c = cases[at];
+            const bool pairs = mode > 0, descending = mode == 2 || (mode == 0 && at % 2 == 1 && !o.nGiven);
             if (pairs && (!sortValuesFit(c.n) || (o.nGiven && !o.pairs))) continue;
             const std::vector<Key> input = makeSortInput<Key>(c.shape, c.n, 7 + c.n + mode);
             Sorting<Key> s(input, pairs, descending);
             const auto rows = variantRows(s, run, c.n <= (size_t{1} << 22));
-            const bool ok = checkInput(input, s, rows, sortCaseLabel<Key>(sortShapeName(c.shape), c.n, descending, pairs), false);
-            failed += !ok;
-            sorts += static_cast<int>(rows.size()) + (c.n > kHostReferenceLimit ? 1 : 2);  // and both CUB sorts (merge: the oracle past the limit)
+            failed += !checkInput(input, s, rows, sortCaseLabel<Key>(sortShapeName(c.shape), c.n, descending, pairs), false);
+            sorts += static_cast<int>(rows.size()) + (c.n > kHostReferenceLimit ? 1 : 2);  // and CUB (merge: the oracle past the limit)
         }
-    const char* modes = o.nGiven && !o.pairs ? "keys, ascending" : "keys ascending, and key-value both orders";
     std::printf("verify %s: %zu inputs, %d sorts (every row and both CUB sorts; %s): %s\n", keyName<Key>(), cases.size(), sorts,
-                modes, failed ? "FAILED" : "all exact, stable");
+                o.nGiven && !o.pairs ? "keys, ascending" : "keys and key-value, both orders", failed ? "FAILED" : "all exact, stable");
     return failed;
 }
 
@@ -1290,73 +1022,21 @@ int runVerify(const SortOptions& o, const Run& run) {
     return failed ? kExitCheckFailed : kExitPass;
 }
 
-// The seed's worked examples from real launches, checked.
-bool seedExamples() {
-    using Ord = Order<int32_t, false>;
-    const std::vector<int32_t> A = {1, 3, 6, 8}, B = {2, 4, 5, 7}, input = {5, 2, 8, 1, 9, 3, 7, 4};
-    DeviceBuffer<int32_t> dA(4), dB(4), dOut(8), d0(8), d1(8);
-    dA.upload(A.data(), 4);
-    dB.upload(B.data(), 4);
-    dOut.poison();
-    launchSeedMerge(dA.get(), 4, dB.get(), 4, dOut.get(), nullptr, Ord{});
-    std::vector<int32_t> got(8);
-    dOut.download(got.data(), 8);
-    std::printf("14.1 merge_corank_kernel, 8 threads: %s and %s -> %s\n", spacedKeys(A).c_str(), spacedKeys(B).c_str(),
-                spacedKeys(got).c_str());
-    bool ok = compareExact("14.1 the seed's merge", got.data(), std::vector<int32_t>({1, 2, 3, 4, 5, 6, 7, 8}).data(), 8);
-    const std::vector<std::vector<int32_t>> want = {{2, 5, 1, 8, 3, 9, 4, 7}, {1, 2, 5, 8, 3, 4, 7, 9}, {1, 2, 3, 4, 5, 7, 8, 9}};
-    d0.upload(input.data(), 8);
-    d1.poison();
-    std::printf("14.2 mergesort_pass_kernel, 8 threads, input: %s\n", spacedKeys(input).c_str());
-    int pass = 0;
-    seedSort<int32_t>(d0.get(), nullptr, d1.get(), nullptr, 8, Ord{}, [&](size_t width, int buffer) {
-        (buffer ? d1 : d0).download(got.data(), 8);
-        std::printf("     launch %d (width %zu): %s\n", pass + 1, width, spacedKeys(got).c_str());
-        ok = compareExact(("14.2 the seed's pass " + std::to_string(pass + 1)).c_str(), got.data(), want[pass].data(), 8) && ok;
-        ++pass;
-    });
-    return ok && pass == 3;
-}
-
-// Each pass of a plan timed on its own: events between the passes of whole
-// sorts (each pass reads what the one before wrote), median per pass.
-template <class Key>
-void passTable(const std::vector<Pass>& plan, const std::string& title, double bytesPerPass, double copyMs,
-               const Run& run, CsvFile& csv) {
-    std::vector<cudaEvent_t> events(plan.size() + 1);
-    for (auto& e : events) CUDA_CHECK(cudaEventCreate(&e));
-    std::vector<std::vector<float>> samples(plan.size());
-    for (int r = 0; r < run.plan.warmups + run.plan.repeats; ++r) {
-        CUDA_CHECK(cudaEventRecord(events[0]));
-        for (size_t p = 0; p < plan.size(); ++p) {
-            plan[p].launch();
-            CUDA_CHECK(cudaEventRecord(events[p + 1]));
-        }
-        CUDA_CHECK(cudaEventSynchronize(events.back()));
-        for (size_t p = 0; p < plan.size() && r >= run.plan.warmups; ++p) {
-            float ms = 0;
-            CUDA_CHECK(cudaEventElapsedTime(&ms, events[p], events[p + 1]));
-            samples[p].push_back(ms);
-        }
-    }
-    for (auto& e : events) CUDA_CHECK(cudaEventDestroy(e));
+// Each pass of a plan timed on its own, within whole sorts (each pass reads what the one before wrote).
+void passTable(const std::vector<Pass>& plan, const std::string& title, double bytesPerPass, double copyMs, const Run& run,
+               CsvFile& csv) {
+    std::vector<std::function<void()>> launches;
+    for (const Pass& pass : plan) launches.push_back(pass.launch);
+    const std::vector<double> ms = stepMediansMs(launches, run.plan);
     Table table(title, {{"pass", 12, true}, {"width", 10}, {"time (ms)", 9}, {"GB/s", 7}, {"% of copy", 9}}, &csv);
-    double sum = 0;
-    for (size_t p = 0; p < plan.size(); ++p) {
-        auto& s = samples[p];
-        std::nth_element(s.begin(), s.begin() + s.size() / 2, s.end());
-        const double ms = s[s.size() / 2];
-        sum += ms;
-        table.row({plan[p].name, std::to_string(plan[p].width), fixed(ms, 4), fixed(gbPerSecond(bytesPerPass, ms), 0),
-                   fixed(100.0 * copyMs / ms, 1)});
-    }
+    for (size_t p = 0; p < plan.size(); ++p)
+        table.row({plan[p].name, std::to_string(plan[p].width), fixed(ms[p], 4), fixed(gbPerSecond(bytesPerPass, ms[p]), 0),
+                   fixed(100.0 * copyMs / ms[p], 1)});
+    const double sum = std::accumulate(ms.begin(), ms.end(), 0.0);
     table.row({"sum", "", fixed(sum, 3), "", fixed(100.0 * copyMs * plan.size() / sum, 1)});
 }
 
-struct Summary {
-    std::string shape;
-    double ms, mergeMs, radixMs;
-};
+struct Summary { std::string shape; double ms, mergeMs, radixMs; };
 
 template <class Key>
 int runShape(const SortOptions& o, const Run& run, SortShape shape, CsvFile& csv, std::vector<Summary>& summary) {
@@ -1371,47 +1051,42 @@ int runShape(const SortOptions& o, const Run& run, SortShape shape, CsvFile& csv
     using Lib = LibrarySort<Key>;
     Lib merge(Lib::Kind::Merge, s.d, o.descending), radix(Lib::Kind::Radix, s.d, o.descending);
     TimedTable<Sorting<Key>> spec{"merge sort, " + label, {{"tile", 6}, {"merge nv", 8}, {"passes", 6}}, s.d.bytesPerPass(),
-                                  static_cast<double>(o.n), [&] { s.d.copy(); },
-                                  {merge.name(), {}, [&](Sorting<Key>&) { merge(); }, 0}};
+                                  static_cast<double>(o.n), [&] { s.d.copy(); }, {merge.name(), {}, [&](Sorting<Key>&) { merge(); }, 0}};
     spec.others = {{radix.name(), {}, [&](Sorting<Key>&) { radix(); }, 0}};
     const TimedRows t = timeRows(spec, rows, s, run, &csv);
     summary.push_back({sortShapeName(shape), t.ms[t.best], t.libraryMs, t.othersMs[0]});
-    if (summary.size() == 1 && s.plans.count(rows.back().name))  // the passes of the last (most refined) row
-        passTable<Key>(s.plans[rows.back().name], "each pass of " + rows.back().name + " (" + label + ")",
-                       s.d.bytesPerPass(), t.copyMs, run, csv);
+    const std::string best = rows[t.best].name;
+    if (summary.size() == 1 && s.plans.count(best))  // the passes of the fastest row
+        passTable(s.plans[best], "each pass of " + best + " (" + label + ")", s.d.bytesPerPass(), t.copyMs, run, csv);
     return kExitPass;
 }
 
-template <class Key>
-int runLessonAs(const SortOptions& o, const Run& run) {
-    requireDeviceMemory(sortingBytes<Key>(o.n, o.pairs), "merge_sort (keys, values, scratch and CUB's)");
+template <class Key> int runLessonAs(const SortOptions& o, const Run& run) {
+    // Buffers, as many again for the scratch and CUB's, the partitions.
+    requireDeviceMemory(2 * sortBytesNeeded<Key>(o.n, o.pairs, 0) + o.n / 8 + (size_t{64} << 20), "merge_sort (keys, values, scratch and CUB's)");
     CsvFile csv;
     csv.open(run.csvPath, "merge_sort");
     if (!seedExamples()) return kExitCheckFailed;
     std::vector<Summary> summary;
     for (SortShape shape : o.all ? sortTableShapes() : std::vector<SortShape>{sortShapeFromName(o.input)})
         if (const int rc = runShape<Key>(o, run, shape, csv, summary); rc != kExitPass) return rc;
-    if (summary.size() > 1) {
-        Table table("merge sort by distribution, " + std::string(keyName<Key>()) + " n=" + std::to_string(o.n) +
-                        (o.pairs ? " pairs" : ""),
-                    {{"distribution", 12, true}, {"time (ms)", 9}, {"Gkeys/s", 7}, {"vs CUB", 6}, {"vs radix", 8},
-                     {"CUB merge Gkeys/s", 17}, {"CUB radix Gkeys/s", 17}}, &csv);  // the last two for plot_sweep.py
-        const double gkeys = o.n / 1e6;  // over a time in ms: Gkeys/s
-        for (const Summary& r : summary)
-            table.row({r.shape, fixed(r.ms, 3), fixed(gkeys / r.ms, 2), fixed(r.mergeMs / r.ms, 2), fixed(r.radixMs / r.ms, 2),
-                       fixed(gkeys / r.mergeMs, 2), fixed(gkeys / r.radixMs, 2)});
-    }
+    if (summary.size() < 2) return kExitPass;
+    Table table("merge sort by distribution, " + std::string(keyName<Key>()) + " n=" + std::to_string(o.n) + (o.pairs ? " pairs" : ""),
+                {{"distribution", 12, true}, {"time (ms)", 9}, {"Gkeys/s", 7}, {"vs CUB", 6}, {"vs radix", 8},
+                 {"CUB merge Gkeys/s", 17}, {"CUB radix Gkeys/s", 17}}, &csv);  // the last two for plot_sweep.py
+    const double gkeys = o.n / 1e6;  // over a time in ms: Gkeys/s
+    for (const Summary& r : summary)
+        table.row({r.shape, fixed(r.ms, 3), fixed(gkeys / r.ms, 2), fixed(r.mergeMs / r.ms, 2), fixed(r.radixMs / r.ms, 2),
+                   fixed(gkeys / r.mergeMs, 2), fixed(gkeys / r.radixMs, 2)});
     return kExitPass;
 }
 
 // ===================================================================== main
-
 int main(int argc, char** argv) {
     SortOptions o;
     return lessonEntry(argc, argv, {"merge_sort", "Chapter 14.1-14.2: merge sort -- co-rank merges, bottom-up passes, a sort beside CUB's.",
-        sortOptions("keys to sort (default 2^28; --quick 2^22)",
-                    "sort uint32 values (each key's original index) with the keys; checked as stable",
-                    "a table per distribution of DESIGN.md, then a summary"),
+        sortOptions("keys to sort (default 2^28; --quick 2^22)", "sort uint32 values (each key's original index) with the keys; checked as stable",
+                    "a table per distribution (uniform ... organ-pipe), then a summary"),
         {"seed", "blocksort"},
         [&](const Args& args, const Run& run) { readSortOptions(args, run, o, size_t{1} << 28, size_t{1} << 22); },
         runSelftest, [&](const Run& run) { return runVerify(o, run); },

@@ -17,6 +17,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <string>
 #include <type_traits>
@@ -227,3 +228,27 @@ private:
     size_t tempBytes_ = 0;
     DeviceBuffer<unsigned char> temp_;
 };
+
+// The stable reference for a sort of d's input: the host's (referenceSort)
+// up to hostLimit keys, past it (where the host's needs tens of GB) CUB's
+// stable merge sort on the GPU, which a lesson's --verify holds to the
+// host's at every smaller size. Leaves d's output poisoned either way.
+template <class Key>
+SortReference<Key> stableReference(const std::vector<Key>& input, SortBuffers<Key>& d, bool descending, size_t hostLimit) {
+    if (input.size() <= hostLimit) return referenceSort(input, descending);
+    LibrarySort<Key> cub(LibrarySort<Key>::Kind::Merge, d, descending);
+    d.poison();
+    cub();
+    CUDA_CHECK(cudaDeviceSynchronize());
+    SortReference<Key> r;
+    r.keys.resize(d.n);
+    d.out.download(r.keys.data(), d.n);
+    if (d.pairs) {
+        std::vector<uint32_t> values(d.n);
+        d.vout.download(values.data(), d.n);
+        r.indices.assign(values.begin(), values.end());
+    }
+    d.poison();
+    std::printf("reference: %s on the GPU (past %zu keys; --verify holds it to the host's stable sort)\n", cub.name().c_str(), hostLimit);
+    return r;
+}

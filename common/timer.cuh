@@ -38,5 +38,35 @@ double medianMs(Launch&& launch, TimingPlan plan = {}) {
     return samples[samples.size() / 2];
 }
 
+// Times each step of a pipeline that runs in order (each step reads what
+// the one before wrote): events between the steps of whole runs, warm-up
+// runs first, the median of each step in milliseconds.
+template <class Step>
+std::vector<double> stepMediansMs(const std::vector<Step>& steps, TimingPlan plan = {}) {
+    std::vector<cudaEvent_t> events(steps.size() + 1);
+    for (auto& e : events) CUDA_CHECK(cudaEventCreate(&e));
+    std::vector<std::vector<float>> samples(steps.size());
+    for (int r = 0; r < plan.warmups + std::max(plan.repeats, 1); ++r) {
+        CUDA_CHECK(cudaEventRecord(events[0]));
+        for (size_t p = 0; p < steps.size(); ++p) {
+            steps[p]();
+            CUDA_CHECK(cudaEventRecord(events[p + 1]));
+        }
+        CUDA_CHECK(cudaEventSynchronize(events.back()));
+        for (size_t p = 0; p < steps.size() && r >= plan.warmups; ++p) {
+            float ms = 0.0f;
+            CUDA_CHECK(cudaEventElapsedTime(&ms, events[p], events[p + 1]));
+            samples[p].push_back(ms);
+        }
+    }
+    for (auto& e : events) CUDA_CHECK(cudaEventDestroy(e));
+    std::vector<double> medians;
+    for (auto& s : samples) {
+        std::nth_element(s.begin(), s.begin() + s.size() / 2, s.end());
+        medians.push_back(s[s.size() / 2]);
+    }
+    return medians;
+}
+
 // Bandwidth in GB/s (1e9 bytes per second) of moving `bytes` in `ms`.
 inline double gbPerSecond(double bytes, double ms) { return ms > 0 ? bytes / (ms * 1e6) : 0.0; }

@@ -460,11 +460,12 @@ __host__ __device__ inline void kWaySplit(const uint32_t* group, size_t width, c
         split[0] = mergePath<size_t>(group, q.len[0], group + width, q.len[1], r);
         split[1] = r - split[0];
     } else {
+        const size_t total = q.total();
         size_t lo[kWays], hi[kWays];
         uint32_t midKey[kWays];
         DEVICE_UNROLL
         for (int i = 0; i < kWays; ++i) {
-            const size_t others = q.total() - q.len[i];  // run i gives at least r - others
+            const size_t others = total - q.len[i];  // run i gives at least r - others
             lo[i] = r > others ? r - others : 0;
             hi[i] = r < q.len[i] ? r : q.len[i];
             if (lo[i] < hi[i]) midKey[i] = group[i * width + (lo[i] + hi[i]) / 2];
@@ -482,9 +483,10 @@ __host__ __device__ inline void kWaySplit(const uint32_t* group, size_t width, c
             }
             if (least < 0) break;
             const bool tooMany = m >= r;
+            const int j = tooMany ? most : least;
             DEVICE_UNROLL
             for (int i = 0; i < kWays; ++i) {  // static indices only: the arrays stay in registers
-                if (i != (tooMany ? most : least)) continue;
+                if (i != j) continue;
                 const size_t mid = (lo[i] + hi[i]) / 2;
                 if (tooMany) hi[i] = mid;
                 else lo[i] = mid + 1;
@@ -539,7 +541,8 @@ __host__ __device__ inline TileSpans<kWays> tileSpansOf(size_t t, size_t nv, siz
     TileSpans<kWays> s;
     s.t0 = t * nv;
     const Group<kWays> q = groupOf<kWays>(s.t0, width, n);
-    const bool lastInGroup = s.t0 + nv >= q.start + q.total();  // a tile never straddles groups
+    const size_t groupEnd = q.start + q.total();
+    const bool lastInGroup = s.t0 + nv >= groupEnd;  // a tile never straddles groups
     s.runs.bound[0] = 0;
     for (int i = 0; i < kWays; ++i) {
         const size_t from = partitions[kWays * t + i];
@@ -559,7 +562,10 @@ __host__ __device__ inline void copyWord(uint32_t* sharedDst, const uint32_t* gl
     *sharedDst = *globalSrc;
 #endif
 }
-__device__ inline void waitForCopies() { __pipeline_commit(), __pipeline_wait_prior(0); }
+__device__ inline void waitForCopies() {
+    __pipeline_commit();
+    __pipeline_wait_prior(0);
+}
 template <int kNt, int kWays, bool kPairs>
 __host__ __device__ inline void loadSpans(int tid, const TileSpans<kWays>& s, const uint32_t* keysIn, const uint32_t* valsIn,
                                           uint32_t* sKeys, uint32_t* sVals) {
@@ -581,17 +587,20 @@ __host__ __device__ inline int mergeWindow(int tid, const Runs& runs, const uint
     const int p = tid * kVt < count ? tid * kVt : count, end = p + kVt < count ? p + kVt : count;
     for (int q = p; q < end;) {
         const RunPair s = runs.pairAt(q);
-        const int stop = end < s.end ? end : s.end, diag = q - s.begin, first = q - p, last = stop - p;
+        const int stop = end < s.end ? end : s.end, diag = q - s.begin;
         const int a = s.begin + mergePath<int>(keys + s.begin, s.mid - s.begin, keys + s.mid, s.end - s.mid, diag);
-        const int b = s.mid + diag - (a - s.begin);
+        const int b = s.mid + diag - (a - s.begin), first = q - p, last = stop - p;
         const bool full = first == 0 && last == kVt, sentinel = s.end == count;  // keys[count] holds the sentinel
-        auto walk = [&](auto at, auto aEnd, auto bt, auto bEnd) {
-            if (full && sentinel) serialMerge<kVt, true, true>(keys, at, aEnd, bt, bEnd, first, last, out, from);
-            else if (full) serialMerge<kVt, true, false>(keys, at, aEnd, bt, bEnd, first, last, out, from);
-            else serialMerge<kVt, false, false>(keys, at, aEnd, bt, bEnd, first, last, out, from);
-        };
-        if constexpr (kPairs) walk(a, s.mid, b, s.end);
-        else walk(keys + a, keys + s.mid, keys + b, keys + s.end);
+        if constexpr (kPairs) {
+            if (full && sentinel) serialMerge<kVt, true, true>(keys, a, s.mid, b, s.end, first, last, out, from);
+            else if (full) serialMerge<kVt, true, false>(keys, a, s.mid, b, s.end, first, last, out, from);
+            else serialMerge<kVt, false, false>(keys, a, s.mid, b, s.end, first, last, out, from);
+        } else {
+            const uint32_t *pa = keys + a, *pb = keys + b, *aEnd = keys + s.mid, *bEnd = keys + s.end;
+            if (full && sentinel) serialMerge<kVt, true, true>(keys, pa, aEnd, pb, bEnd, first, last, out, from);
+            else if (full) serialMerge<kVt, true, false>(keys, pa, aEnd, pb, bEnd, first, last, out, from);
+            else serialMerge<kVt, false, false>(keys, pa, aEnd, pb, bEnd, first, last, out, from);
+        }
         q = stop;
     }
     return end - p;
@@ -737,7 +746,6 @@ template <class Key> struct Sorting {
     void poison() { d.poison(); }
     PassBuffers buffers() { return {d.in.get(), d.vin.get(), d.out.get(), d.vout.get(), tmpKeys.get(), tmpVals.get(), partitions.get()}; }
 };
-
 template <class Key> using Row = Variant<Sorting<Key>>;
 
 // A production row: a shape with two-way or four-way passes, its plan built
@@ -873,8 +881,7 @@ template <class T, int kWays, bool kPairs> bool passMatches(size_t n, size_t wid
                                                  std::to_string(width) + ", n " + std::to_string(n) + ")");
 }
 
-// The block sort through blockSortKernel's steps, tile by tile, each
-// thread's registers kept across the rounds as the kernel keeps them.
+// The block sort through blockSortKernel's steps, tile by tile, each thread's registers kept across the rounds.
 template <class T, bool kPairs> bool blockSortMatches(size_t n, uint64_t alphabet, uint64_t seed) {
     HostRuns h(n, 1, alphabet, seed);
     std::vector<uint32_t> smem(T::blockSortBytes(true) / 4);
@@ -1035,8 +1042,7 @@ void passTable(const std::vector<Pass>& plan, const std::string& title, double b
     const double sum = std::accumulate(ms.begin(), ms.end(), 0.0);
     table.row({"sum", "", fixed(sum, 3), "", fixed(100.0 * copyMs * plan.size() / sum, 1)});
 }
-
-struct Summary { std::string shape; double ms, mergeMs, radixMs; };
+struct Summary { std::string shape; double ms, mergeMs, radixMs; };  // a row of the by-distribution table
 
 template <class Key>
 int runShape(const SortOptions& o, const Run& run, SortShape shape, CsvFile& csv, std::vector<Summary>& summary) {

@@ -266,15 +266,11 @@ template <class Key, class Value> void launchSeed(const SeedKnobs& k, MergeProbl
 constexpr int kPartitionThreads = 128;
 constexpr int kMinPathTile = 1024;  // the smallest nv allowed; sizes the split buffer
 
-// MinBlocks: the resident blocks per SM the kernel is compiled for (registers capped to fit them; 0: no cap). Not
-// below sm_80 (an sm_75 SM, a T4's, holds 1024 threads: too few for 3 blocks of 512).
+// MinBlocks: the resident blocks per SM the kernel is compiled for (common's blocksFromSm80: not on a T4, whose SM
+// holds 1024 threads, too few for 3 blocks of 512).
 template <int NT, int VT, int MinBlocks = 0> struct PathTuning {
     static constexpr int nt = NT, vt = VT, nv = NT * VT;
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
-    static constexpr int minBlocks = 0;
-#else
-    static constexpr int minBlocks = MinBlocks;
-#endif
+    static constexpr int minBlocks = blocksFromSm80(MinBlocks);
     // The key buffer (and the value buffer after it) holds nv elements after at most 3 + 3 + 3 alignment slots
     // (span_slots), then the sentinel, in whole 32-word rows for the swizzle.
     static constexpr int slots = (nv + 12 + 31) / 32 * 32;

@@ -26,6 +26,17 @@ __host__ __device__ constexpr T ceilDiv(T x, T y) {
 #define DEVICE_UNROLL
 #endif
 
+// Resident blocks an SM a kernel is compiled for (__launch_bounds__' second
+// argument: registers capped to fit them; 0, no cap): `blocks` from sm_80 on,
+// no cap below, where an SM (a T4's) holds 1024 threads.
+constexpr int blocksFromSm80([[maybe_unused]] int blocks) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
+    return 0;
+#else
+    return blocks;
+#endif
+}
+
 // Four 4-byte words as one 16-byte access (ld.global.v4 / st.global.v4 on
 // the device); p must be 16-byte aligned. On the host, a memcpy.
 __host__ __device__ inline uint4 load16(const void* p) {

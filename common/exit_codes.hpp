@@ -1,4 +1,4 @@
-// The exit codes every lesson binary keeps (DESIGN.md, "The contract").
+// The exit codes every lesson binary keeps (README.md, "Every lesson binary").
 #pragma once
 
 constexpr int kExitPass = 0;

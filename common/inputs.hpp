@@ -1,5 +1,5 @@
-// Input generators: the default inputs and the adversarial set of
-// DESIGN.md. Keys are built from whole numbers, so ties are planned rather
+// Input generators: the default inputs, the sort distributions and the
+// adversarial set every lesson's --verify runs (README.md). Keys are built from whole numbers, so ties are planned rather
 // than accidental, and every key type holds them (floats exactly below 2^24;
 // above that, rounding is monotone, so sorted stays sorted and ties appear).
 #pragma once
@@ -259,7 +259,7 @@ inline const char* sortShapeName(SortShape shape) {
     return "?";
 }
 
-// The distributions a sort's table has a row for (DESIGN.md); the others
+// The distributions a sort's table has a row for (--dist all); the others
 // serve the adversarial set.
 inline std::vector<SortShape> sortTableShapes() {
     return {SortShape::Uniform, SortShape::Sorted,   SortShape::Reversed,  SortShape::AllEqual, SortShape::FewDistinct,

@@ -1,5 +1,5 @@
-// The lesson entry every lesson's main calls: the standard options of the
-// contract (DESIGN.md), read with the lesson's own before any CUDA call, and
+// The lesson entry every lesson's main calls: the standard options every
+// lesson binary keeps (README.md, "Every lesson binary"), read with the lesson's own before any CUDA call, and
 // the mode dispatch. A lesson passes its name, its summary, its own options
 // and three entry points; it never spells --selftest or --verify itself.
 //

@@ -203,7 +203,7 @@ bool seedExamples() {
 template <int kNt, int kVt, int kBlockNt, int kBlockVt, int kKeysMergeBlocks = 0> struct Tuning {
     static constexpr int nt = kNt, vt = kVt, nv = kNt * kVt;
     static constexpr int blockNt = kBlockNt, blockVt = kBlockVt, tile = kBlockNt * kBlockVt;
-    static constexpr int keysMergeBlocks = blocksFromSm80(kKeysMergeBlocks);  // the keys-alone merge pass's (common's)
+    static constexpr int keysMergeBlocks = blocksFromSm80(kKeysMergeBlocks);  // keys-alone passes' blocks an SM (none on a T4)
     // A buffer: its keys, a slot for the sentinel, whole 16-byte chunks. The
     // block sort has one (it merges into registers), a pass two (ping-pong).
     static constexpr int tileSlots = (tile + 4) / 4 * 4, nvSlots = (nv + 4) / 4 * 4;

@@ -13,7 +13,7 @@ without a knob (the one-thread baseline) are labelled horizontal reference
 lines. A table whose rows have no knob to share (bitonic's steps) is drawn
 as a climb, row after row. A summary by distribution (--dist all) is drawn
 as bars, a distribution's side by side: the sort's, then each library
-column's beside it (`CUB merge Gkeys/s`, ...). The x axis is log2 where the knob doubles, the y
+column's beside it (`CUB merge Gkeys/s`, ...). The x axis is log2 where the knob doubles or grows by whole factors, the y
 axis logarithmic where the values span more than 50x. The title carries the
 card and date from each CSV's first line (`run,<program>,<card>,<date>`).
 Several CSVs (your card and the committed H200 run, say) share the panels,
@@ -219,6 +219,16 @@ def is_doubling(xs):
     return 2 * len(powers) >= len(xs)
 
 
+def is_geometric(xs):
+    """A knob that grows by whole factors (x2, x4, ...) from one value to the next without being powers of two,
+    such as merge sort's run widths (16896 x 4^k): a log2 axis too, its ticks at the values themselves."""
+    xs = sorted({x for x in xs if x > 0})
+    if len(xs) < 3 or xs[-1] / xs[0] < 8:
+        return False
+    ratios = [b / a for a, b in zip(xs, xs[1:])]
+    return all(r >= 1.99 and abs(r - round(r)) < 0.01 for r in ratios)
+
+
 def print_text(groups):
     for group in groups:
         for panel in group:
@@ -309,6 +319,8 @@ def draw(groups, runs, out):
             if is_doubling(xs):
                 ax.set_xscale("log", base=2)
                 ticks = [t for t in ticks if t.is_integer() and int(t) & (int(t) - 1) == 0]
+            elif is_geometric(xs):
+                ax.set_xscale("log", base=2)
             if len(ticks) <= 14:
                 ax.xaxis.set_major_locator(FixedLocator(ticks))
                 ax.xaxis.set_minor_locator(NullLocator())

@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Runs scripts/plot_sweep.py with its defaults on a small CSV of each lesson
 (scripts/tests/*.csv, the layout every lesson's --csv writes), on every CSV
-committed in a lesson folder, and on Day 36's H200 run beside the seed's T4
-run, and checks that each writes a PNG. Exit 77 (CTest: skipped) where
+committed in a lesson folder, and on Day 36's H200 run beside the course
+text's T4 run, and checks that each writes a PNG; and the axis rules on the
+knobs the lessons print. Exit 77 (CTest: skipped) where
 matplotlib is missing: python3 -m pip install --user matplotlib.
 """
 import pathlib
@@ -22,6 +23,16 @@ def main():
     except ImportError:
         print("SKIPPED: matplotlib is not installed (python3 -m pip install --user matplotlib)")
         return 77
+    sys.path.insert(0, str(PLOT.parent))
+    import plot_sweep  # the axis rules, on the knobs the lessons print
+    widths = [16896 * 4**k for k in range(7)]
+    rules = [(plot_sweep.is_geometric(widths), "merge sort's run widths (x4) get a log axis"),
+             (plot_sweep.is_geometric([3840, 7680] + [30720 * 4**k for k in range(6)]), "x2 then x4 widths too"),
+             (not plot_sweep.is_geometric([3840, 16896]), "two tile sizes stay linear"),
+             (not plot_sweep.is_geometric([1, 3, 5, 7, 9]), "an arithmetic knob stays linear"),
+             (plot_sweep.is_doubling([1, 2, 4, 8, 16]), "powers of two double")]
+    for ok, what in rules:
+        print(f"{'ok  ' if ok else 'FAIL'} axis rule: {what}")
     cases = [[p] for p in sorted(HERE.glob("*.csv"))]
     cases += [[p] for p in sorted(ROOT.glob("*/h200-*.csv"))]
     day36 = sorted((ROOT / "day36-merge").glob("h200-*.csv"))
@@ -39,6 +50,7 @@ def main():
                                                           f"{result.stdout}{result.stderr}"))
             failures += not ok
     print(f"{len(cases) - failures} of {len(cases)} CSVs plotted to PNG")
+    failures += sum(not ok for ok, _ in rules)
     return 1 if failures else 0
 
 

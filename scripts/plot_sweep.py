@@ -161,8 +161,9 @@ class Panel:
             if len({xv for _, xv, _ in members}) < len(members):
                 split = next((c for c in knob_columns(table.header)
                               if c != x and len({m[0][c] for m in members if c < len(m[0])}) > 1), None)
+            titled = name == family(table.title)  # no kernel column: the rows are named by the split knob alone
             for row, xv, value in members:
-                label = name if split is None else f"{name}, {table.header[split]} {row[split]}"
+                label = name if split is None else row[split] if titled else f"{name}, {table.header[split]} {row[split]}"
                 self.series.setdefault(label, []).append((xv, value))
         if self.series and all(len(s) == 1 for s in self.series.values()):
             # Nothing to join into lines: the rows are steps (a climb), drawn in table order.

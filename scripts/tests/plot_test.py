@@ -2,7 +2,7 @@
 """Runs scripts/plot_sweep.py with its defaults on a small CSV of each lesson
 (scripts/tests/*.csv, the layout every lesson's --csv writes), on every CSV
 committed in a lesson folder, and on Day 36's H200 run beside the course
-text's T4 run, and checks that each writes a PNG; and the axis rules on the
+text's T4 run, and checks that each writes a PNG; and the axis and legend rules on the
 knobs the lessons print. Exit 77 (CTest: skipped) where
 matplotlib is missing: python3 -m pip install --user matplotlib.
 """
@@ -31,8 +31,12 @@ def main():
              (not plot_sweep.is_geometric([3840, 16896]), "two tile sizes stay linear"),
              (not plot_sweep.is_geometric([1, 3, 5, 7, 9]), "an arithmetic knob stays linear"),
              (plot_sweep.is_doubling([1, 2, 4, 8, 16]), "powers of two double")]
+    # A table without a kernel column (merge sort's passes) names its lines by their own cells, not its title.
+    run = plot_sweep.read_run(HERE / "merge_sort_passes.csv")
+    panel = plot_sweep.panels_of(run, "GB/s", "each pass", None)[0]
+    rules.append((sorted(panel.series) == ["block sort", "merge x4"], "a pass table's lines are named by the pass"))
     for ok, what in rules:
-        print(f"{'ok  ' if ok else 'FAIL'} axis rule: {what}")
+        print(f"{'ok  ' if ok else 'FAIL'} rule: {what}")
     cases = [[p] for p in sorted(HERE.glob("*.csv"))]
     cases += [[p] for p in sorted(ROOT.glob("*/h200-*.csv"))]
     day36 = sorted((ROOT / "day36-merge").glob("h200-*.csv"))

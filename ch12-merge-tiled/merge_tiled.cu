@@ -493,9 +493,9 @@ template <class Key> __global__ void path_partition(const Key* a, size_t m, cons
 // outputs and one buffer of nv keys takes both (merge_tiled needs 2 x tile). Barriers: (1) the tile has landed;
 // (2) every thread has read it; (3) the outputs are staged.
 template <class Key, class Value, class T>
-__global__ void __launch_bounds__(T::nt, T::minBlocks)
-    path_tiles(const Key* a, size_t m, const Key* b, size_t n, const size_t* splits, Key* out, const Value* va,
-               const Value* vb, Value* vout) {
+__global__ void __launch_bounds__(T::nt, T::minBlocks) path_tiles(const Key* a, size_t m, const Key* b, size_t n,
+                                                                   const size_t* splits, Key* out, const Value* va,
+                                                                   const Value* vb, Value* vout) {
     extern __shared__ uint4 sharedChunks[];  // uint4: the buffers start 16-byte aligned; PathTuning sizes them
     Key* keyBuffer = reinterpret_cast<Key*>(sharedChunks);
     Value* valueBuffer = reinterpret_cast<Value*>(keyBuffer + T::slots);  // (pairs only)

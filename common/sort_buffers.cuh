@@ -232,7 +232,7 @@ private:
 // The stable reference for a sort of d's input: the host's (referenceSort)
 // up to hostLimit keys, past it (where the host's needs tens of GB) CUB's
 // stable merge sort on the GPU, which a lesson's --verify holds to the
-// host's at every smaller size. Leaves d's output poisoned either way.
+// host's at every smaller size; that path leaves d's output poisoned.
 template <class Key>
 SortReference<Key> stableReference(const std::vector<Key>& input, SortBuffers<Key>& d, bool descending, size_t hostLimit) {
     if (input.size() <= hostLimit) return referenceSort(input, descending);

@@ -1,7 +1,8 @@
 // Input generators: the default inputs, the sort distributions and the
 // adversarial set every lesson's --verify runs (README.md). Keys are built
-// from whole numbers, so ties are planned rather than accidental, and every key type holds them (floats exactly below 2^24;
-// above that, rounding is monotone, so sorted stays sorted and ties appear).
+// from whole numbers, so ties are planned rather than accidental, and every
+// key type holds them (floats exactly below 2^24; above that, rounding is
+// monotone, so sorted stays sorted and ties appear).
 #pragma once
 
 #include "key_order.hpp"

@@ -1,7 +1,8 @@
 // The lesson entry every lesson's main calls: the standard options every
 // lesson binary keeps (README.md, "Every lesson binary"), read with the
-// lesson's own before any CUDA call, and the mode dispatch. A lesson passes its name, its summary, its own options
-// and three entry points; it never spells --selftest or --verify itself.
+// lesson's own before any CUDA call, and the mode dispatch. A lesson passes
+// its name, its summary, its own options and three entry points; it never
+// spells --selftest or --verify itself.
 //
 //   int main(int argc, char** argv) {
 //       Options o;  // the lesson's own

@@ -207,13 +207,12 @@ private:
         const int64_t n = static_cast<int64_t>(d_.n);
         Key *in = d_.in.get(), *out = d_.out.get();
         uint32_t *vin = d_.vin.get(), *vout = d_.vout.get();
-        if (kind_ == Kind::Merge && std::is_integral<Key>::value && descending_)
-            mergeSort(temp, bytes, cuda::std::greater<Key>());
-        else if (kind_ == Kind::Merge && std::is_integral<Key>::value)
-            mergeSort(temp, bytes, cuda::std::less<Key>());
-        else if (kind_ == Kind::Merge)
-            mergeSort(temp, bytes, RankLess<Key>{descending_ ? ~0u : 0u});
-        else if (d_.pairs && descending_)
+        if (kind_ == Kind::Merge) {
+            // if constexpr: each key type compiles CUB's merge sort only for the comparators it uses
+            if constexpr (!std::is_integral<Key>::value) mergeSort(temp, bytes, RankLess<Key>{descending_ ? ~0u : 0u});
+            else if (descending_) mergeSort(temp, bytes, cuda::std::greater<Key>());
+            else mergeSort(temp, bytes, cuda::std::less<Key>());
+        } else if (d_.pairs && descending_)
             CUDA_CHECK(cub::DeviceRadixSort::SortPairsDescending(temp, bytes, in, out, vin, vout, n));
         else if (d_.pairs)
             CUDA_CHECK(cub::DeviceRadixSort::SortPairs(temp, bytes, in, out, vin, vout, n));

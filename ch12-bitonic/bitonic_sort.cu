@@ -1,5 +1,5 @@
 // Chapter 12: bitonic sort, from one compare-exchange to a multi-block sort of any size. Part A is the seed
-// (shared/seeds/002): 12.1 splitOnce, one compare-exchange split of a bitonic sequence; 12.2 mergeInOneBlock, the
+// (chapter 12's own kernels): 12.1 splitOnce, one compare-exchange split of a bitonic sequence; 12.2 mergeInOneBlock, the
 // multi-pass merge and its group-aware active condition; 12.3 seedSortPass, one launch per (k, j), partner i ^ j,
 // direction (i & k) == 0. Part B grows the same network into a sort that fills the card: a direction rule for any n,
 // 4096-key tiles in shared memory, 7 global distances per pass over memory.

@@ -1,22 +1,25 @@
 #!/usr/bin/env python3
 """Writes scripts/colab_lessons.ipynb: a Colab notebook that runs every lesson
 with nothing to clone or upload. Each lesson's .cu file, the common/ headers,
-the sweep plotter and the committed H200 CSVs travel inside the notebook as
-%%writefile cells, so the notebook holds the code of the commit it was
-generated from.
+the sweep plotter and the committed H200 CSVs travel inside the notebook, so
+the notebook holds the code of the commit it was generated from.
 
     scripts/make_notebook.py            regenerate the notebook
     scripts/make_notebook.py --check    exit 1 if the notebook is out of date (CTest runs this)
 
-The notebook: a first cell that shows the GPU and sets ARCH (sm_XX) from its
-compute capability; the shared files; then per lesson its source, a cell
-that compiles it for ARCH and runs it with --quick --csv, a cell that plots
-that CSV inline beside the committed H200 run, and one cell per exercise
-(the same file built with the exercise's -D macro, run on the input that
-shows the bug, with the failure it should print). No cell raises on a
-failed command: each prints the command, its output and its exit code, so
-Run all goes to the end (scripts/tests/notebook_test.py relies on that).
-Regeneration is deterministic: the same files give the same bytes.
+The notebook: one setup cell (a Colab form: its code hidden until opened)
+that shows the GPU, sets ARCH (sm_XX) from its compute capability, defines
+the helpers and writes the shared files; then per lesson, its cells tagged
+lesson:<folder> and needing nothing but the setup cell: its source and its
+newest committed H200 CSV as %%writefile cells, a cell that compiles it for
+ARCH (its exercises' compiles start in the background, two at a time) and
+runs it with --quick --csv, a cell that plots that CSV inline beside the
+committed run, and one cell per exercise (the same file built with the
+exercise's -D macro, run on the input that shows the bug, with the failure
+it should print). No cell raises on a failed command: each prints the
+command, its output and its exit code, so Run all goes to the end
+(scripts/tests/notebook_test.py relies on that). Regeneration is
+deterministic: the same files give the same bytes.
 """
 import json
 import pathlib
@@ -66,7 +69,11 @@ EXERCISES = {
 # Runs drawn beside each lesson's own CSV besides its committed H200 run.
 EXTRA_RUNS = {"merge_path": ["scripts/data/day36-seed-t4.csv"]}
 
-NOMINAL_CSV = re.compile(r"h200-\d{4}-\d\d-\d\d\.csv")
+# A lesson's committed runs: h200-<date>.csv, or h200-<date>-<what>.csv (-pairs, -dist-keys, ...).
+COMMITTED_CSV = re.compile(r"h200-(\d{4}-\d\d-\d\d)(-[a-z-]+)?\.csv")
+
+# What Run all's compiles take, measured by scripts/tests/notebook_test.py on a 2-core machine without a GPU.
+RUN_ALL_COMPILE = "4.2 minutes, measured 2026-12-04 on a 2-core machine without a GPU"
 
 
 def present_lessons():
@@ -91,28 +98,38 @@ def exercise_binary(program, macro):
 
 
 def committed_csv(folder):
-    """The newest h200-<date>.csv of a lesson (the run its README shows), or None."""
-    names = sorted(p.name for p in (ROOT / folder).iterdir() if NOMINAL_CSV.fullmatch(p.name))
-    return f"{folder}/{names[-1]}" if names else None
+    """The run a learner's --quick run is drawn beside: the newest committed one, keys before pairs (the
+    --quick run sorts keys), a plain name before a suffixed one; or None."""
+    def rank(name):
+        date, what = COMMITTED_CSV.fullmatch(name).groups()
+        return date, "pairs" not in (what or ""), not what
+    names = [p.name for p in (ROOT / folder).iterdir() if COMMITTED_CSV.fullmatch(p.name)]
+    return f"{folder}/{max(names, key=rank)}" if names else None
 
 
 def markdown(text):
     return {"cell_type": "markdown", "metadata": {}, "source": text.strip().splitlines(keepends=True)}
 
 
-def code(text):
-    return {"cell_type": "code", "metadata": {}, "execution_count": None, "outputs": [],
+def code(text, tag, form=False):
+    """A code cell; its tag ("setup" or "lesson:<folder>") lets notebook_test.py run one lesson's cells alone."""
+    metadata = {"tags": [tag]}
+    if form:
+        metadata["cellView"] = "form"  # Colab shows the title and hides the code until double-clicked
+    return {"cell_type": "code", "metadata": metadata, "execution_count": None, "outputs": [],
             "source": text.strip().splitlines(keepends=True)}
 
 
-def write_file_cell(relative):
+def write_file_cell(relative, tag):
     body = (ROOT / relative).read_text()
-    return code(f"%%writefile {relative}\n{body}")
+    return code(f"%%writefile {relative}\n{body}", tag)
 
 
-FIRST_CELL = r"""
-# The GPU this runtime has, and ARCH: the -arch every compile below uses, from its compute capability.
-import os, re, subprocess
+SETUP = r"""
+# @title Setup: the GPU, ARCH, the helpers and the shared files (run this first; double-click to see the code)
+# ARCH is the -arch every compile uses, from the card's compute capability.
+import hashlib, os, re, shlex, subprocess, sys, threading
+from IPython.display import Image, display
 try:
     gpu = subprocess.run(['nvidia-smi', '--query-gpu=name,compute_cap,memory.total', '--format=csv,noheader'],
                          capture_output=True, text=True).stdout.strip().splitlines()
@@ -133,15 +150,10 @@ if known and ARCH[3:] not in known:
     ARCH = 'compute_' + newest
 os.environ['ARCH'] = ARCH  # for !nvcc ... -arch=$ARCH in cells of your own
 print('ARCH =', ARCH)
-!nvcc --version | tail -n 2
-"""
+print(subprocess.run('nvcc --version | tail -n 2', shell=True, capture_output=True, text=True).stdout, end='')
 
-HELPERS = r"""
-# sh() runs one command and prints it, its output and its exit code; it never raises, so Run all
-# goes on past a failure. plot() draws a lesson's CSV inline, beside the committed H200 run.
-import shlex, sys
-from IPython.display import Image, display
-
+# sh() runs one command and prints it, its output and its exit code; it never raises, so Run all goes on
+# past a failure.
 def sh(command, cwd='.'):
     print('$', command, flush=True)
     process = subprocess.Popen(command, shell=True, cwd=cwd, stdout=subprocess.PIPE,
@@ -152,6 +164,72 @@ def sh(command, cwd='.'):
     print(f'[exit {code}]', flush=True)
     return code
 
+# build() queues one compile of a lesson file; two compiles run at a time in the background (a Colab
+# runtime has two cores). This cell queues every lesson's compiles in the notebook's order, so later
+# lessons compile while earlier ones run; a lesson's cell moves its own to the front. A source whose
+# bytes changed (you edited its %%writefile cell) compiles again. run() waits for the build, prints it
+# as sh() does, then runs the program.
+_jobs, _queue, _running, _lock = {}, [], set(), threading.Condition()
+
+def build(folder, program, binary=None, macro=None, ahead=False):
+    binary = binary or program
+    command = f'nvcc -std=c++17 -O3 -arch={ARCH}' + (f' -D{macro}' if macro else '') + f' -o {binary} {program}.cu'
+    with open(os.path.join(folder, program + '.cu'), 'rb') as f:
+        source = hashlib.sha1(f.read()).hexdigest()
+    with _lock:
+        job = _jobs.get((folder, binary))
+        if not job or (job['command'], job['source']) != (command, source):
+            job = {'key': (folder, binary), 'command': command, 'source': source, 'ahead': ahead,
+                   'done': threading.Event()}
+            _jobs[job['key']] = job
+            _queue.append(job)
+        job['ahead'] = job['ahead'] and ahead
+        _lock.notify_all()
+    return job
+
+def _compile_jobs():
+    while True:
+        with _lock:  # the first queued job (a cell's own before those queued ahead) whose binary is not being built
+            ready = lambda: [j for j in _queue if j['key'] not in _running]
+            _lock.wait_for(ready)
+            job = min(ready(), key=lambda j: j['ahead'])
+            _queue.remove(job)
+            _running.add(job['key'])
+        done = subprocess.run(job['command'], shell=True, cwd=job['key'][0], capture_output=True, text=True)
+        job['output'], job['code'] = done.stdout + done.stderr, done.returncode
+        with _lock:
+            _running.discard(job['key'])
+            _lock.notify_all()
+        job['done'].set()
+
+for _ in range(2):
+    threading.Thread(target=_compile_jobs, daemon=True).start()
+
+def run(folder, program, arguments, binary=None, macro=None):
+    job = build(folder, program, binary, macro)
+    job['done'].wait()
+    print('$', job['command'])
+    print(job['output'], end='')
+    print(f"[exit {job['code']}]", flush=True)
+    if job['code'] == 0:
+        sh(f'./{binary or program} {arguments}', cwd=folder)
+
+# %%writefile as IPython's, but the file is replaced in one step, and left alone where the bytes are the
+# same: a compile reading it in the background never sees it half-written.
+from IPython.core.magic import register_cell_magic
+
+@register_cell_magic
+def writefile(line, cell):
+    path, text = line.strip(), cell if cell.endswith('\n') else cell + '\n'
+    if os.path.exists(path) and open(path).read() == text:
+        print(f'{path}: unchanged')
+        return
+    print(('Overwriting ' if os.path.exists(path) else 'Writing ') + path)
+    with open(path + '.new', 'w') as f:
+        f.write(text)
+    os.replace(path + '.new', path)
+
+# plot() draws a lesson's CSV inline, beside the committed H200 run (tables paired by their titles).
 def plot(csv, *others):
     files = [f for f in (csv,) + others if os.path.exists(f)]
     if not os.path.exists(csv):
@@ -162,7 +240,32 @@ def plot(csv, *others):
     command = f'{shlex.quote(sys.executable)} scripts/plot_sweep.py ' + ' '.join(files) + f' --out {png}'
     if sh(command) == 0:
         display(Image(png))
+
+# The files as in the repository: the shared ones (common/, the plotter, the course text's T4 run) and each
+# lesson's source, written here too so that its compiles can start now (its %%writefile cell holds the same).
+def write(path, lines):
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, 'w') as f:
+        f.write('\n'.join(lines))
 """
+
+
+def setup_cell(shared, present):
+    sources = [f"{folder}/{program}.cu" for folder, program, *_ in present]
+    lines = [SETUP.strip(), ""]
+    for relative in shared + sources:
+        text = (ROOT / relative).read_text()
+        lines.append(f"write({relative!r}, [")
+        lines += [f"    {json.dumps(line, ensure_ascii=False)}," for line in text.split("\n")]
+        lines.append("])")
+    lines.append(f"print('wrote the {len(shared)} shared files and the {len(sources)} lesson sources')")
+    lines.append("# Every compile, queued ahead in the notebook's order.")
+    for folder, program, _, exercises, _ in present:
+        lines.append(f"build('{folder}', '{program}', ahead=True)")
+        lines += [f"build('{folder}', '{program}', '{exercise_binary(program, macro)}', '{macro}', ahead=True)"
+                  for macro, _, _ in exercises]
+    lines.append("print(len(_jobs), 'compiles queued: two run at a time in the background')")
+    return code("\n".join(lines), "setup", form=True)
 
 
 def build():
@@ -171,48 +274,46 @@ def build():
     headers = sorted(p.relative_to(ROOT).as_posix() for p in (ROOT / "common").iterdir()
                      if p.suffix in (".hpp", ".cuh"))
     extras = sorted({f for _, program, *_ in present for f in EXTRA_RUNS.get(program, [])})
-    folders = sorted({"common", "scripts"} | {str(pathlib.PurePosixPath(f).parent) for f in extras}
-                     | {lesson[0] for lesson in present})
     cells = [
-        markdown("""
+        markdown(f"""
 # GPU merge and sort lessons
 
 Runtime > Change runtime type > T4 GPU (any NVIDIA GPU works), then Runtime > Run all.
 The lesson sources are inside this notebook (generated by `scripts/make_notebook.py`
-from the repository), so nothing needs to be cloned or uploaded. The first cell
-reads the card's compute capability and sets `ARCH`, which every compile uses.
+from the repository), so nothing needs to be cloned or uploaded. Run the setup cell
+first: it reads the card's compute capability, sets `ARCH`, which every compile uses,
+writes the shared headers and the lesson sources and queues every compile; after it,
+any lesson's cells run on their own.
 Each lesson compiles its one `.cu` file, runs with `--quick` (smaller sizes, for a
-short cell; drop it for the full sizes) and `--csv`, and plots its sweep beside
+short cell; drop it for the full sizes) and `--csv`, and plots its run beside
 the committed H200 run. The exercise cells build the same file with an injected
 bug and show the check that catches it: those runs are meant to fail (exit 1).
+
+Compiling takes time: Run all spends about 4 minutes compiling on a Colab T4
+runtime, which has two cores ({RUN_ALL_COMPILE}). The setup
+cell queues every compile, and two run at a time in the background, so later
+lessons compile while earlier ones run; a lesson's own cell moves its compile
+to the front of the queue.
 """),
-        code(FIRST_CELL),
-        code(HELPERS + f"\nfor folder in {folders!r}:\n    os.makedirs(folder, exist_ok=True)"),
-        markdown("## The shared headers (`common/`), the plotter and the committed runs"),
+        setup_cell(headers + ["scripts/plot_sweep.py"] + extras, present),
     ]
-    cells += [write_file_cell(h) for h in headers]
-    cells.append(write_file_cell("scripts/plot_sweep.py"))
-    cells += [write_file_cell(f) for f in extras]
     for folder, program, title, exercises, h200 in present:
+        tag = f"lesson:{folder}"
         cells.append(markdown(f"## {title}\n\n`{folder}/{program}.cu`; its `README.md` in the repository "
                               "explains the tables and the exercises."))
-        cells.append(write_file_cell(f"{folder}/{program}.cu"))
+        cells.append(write_file_cell(f"{folder}/{program}.cu", tag))
         if h200:
-            cells.append(write_file_cell(h200))
+            cells.append(write_file_cell(h200, tag))
         cells.append(code(
-            f"# Build the one file for this card, then run it: --quick for smaller sizes, --csv for the plot below.\n"
-            f"if sh(f'nvcc -std=c++17 -O3 -arch={{ARCH}} -o {program} {program}.cu', cwd='{folder}') == 0:\n"
-            f"    sh('./{program} --quick --csv {program}.csv', cwd='{folder}')"))
+            "# Wait for this file's build (for this card's ARCH), then run it: --quick for smaller sizes, --csv for\n"
+            f"# the plot below.\nrun('{folder}', '{program}', '--quick --csv {program}.csv')", tag))
         others = ([h200] if h200 else []) + EXTRA_RUNS.get(program, [])
-        cells.append(code(f"plot({', '.join(repr(f) for f in [f'{folder}/{program}.csv'] + others)})"))
+        cells.append(code(f"plot({', '.join(repr(f) for f in [f'{folder}/{program}.csv'] + others)})", tag))
         for macro, arguments, expected in exercises:
             binary = exercise_binary(program, macro)
             cells.append(markdown(f"### Exercise: `-D{macro}`\n\nExpected: {expected}. The lesson's README "
                                   "has the hints and the fix."))
-            cells.append(code(
-                f"if sh(f'nvcc -std=c++17 -O3 -arch={{ARCH}} -D{macro} -o {binary} {program}.cu', "
-                f"cwd='{folder}') == 0:\n"
-                f"    sh('./{binary} {arguments}', cwd='{folder}')"))
+            cells.append(code(f"run('{folder}', '{program}', '{arguments}', '{binary}', '{macro}')", tag))
     notebook = {
         "cells": cells,
         "metadata": {"accelerator": "GPU", "colab": {"provenance": []},

@@ -29,6 +29,7 @@ Needs matplotlib (pip install --user matplotlib). Without it the values are
 printed as text and the exit code is 77 (no PNG written).
 """
 import argparse
+import copy
 import csv
 import math
 import pathlib
@@ -42,11 +43,28 @@ OLD_NAMES = {"ms": "time (ms)", "GB/s/pass": "GB/s", "version": "kernel", "opera
 COPY_PREFIXES = ("cudaMemcpy", "device copy")
 LIBRARY_PREFIXES = ("cub::", "thrust::")
 SUMMARY = "distribution"  # the first column of a summary by distribution: a row a distribution
+DISTRIBUTIONS = ("uniform", "sorted", "reversed", "all-equal", "few-distinct", "zipf", "gaussian", "staggered",
+                 "organ-pipe")  # common/inputs.hpp's names, as the sort lessons' --dist all prints them
+OWN_SCALE = 3  # lines whose best value lies below a third of every other line's worst get a panel of their own
 
 
 class Table:
-    def __init__(self, header):
-        self.header, self.title, self.rows = header, "", []
+    def __init__(self, header, title="", rows=None):
+        self.header, self.title, self.rows = header, title, rows or []
+
+    def name(self):
+        """The title without its numbers: what pairs a table of one run with a table of another
+        (n, tile shapes and sizes differ between a learner's --quick run and the H200's)."""
+        return " ".join(w for w in self.title.split() if not re.search(r"\d", w))
+
+    def distribution(self):
+        """(distribution, the title without it) for one table of a --dist all run, else None."""
+        for d in DISTRIBUTIONS:
+            found = re.search(rf"(?:^|(?<=[\s,(])){re.escape(d)}(?=$|[\s,)])", self.title)
+            if found:
+                rest = self.title[:found.start()] + self.title[found.end():]
+                return d, re.sub(r"\s*,\s*,|\(\s*\)", ",", re.sub(r"\s+", " ", rest)).strip(" ,")
+        return None
 
 
 class Run:
@@ -98,7 +116,22 @@ def read_run(path):
         if table.header and table.header[0] not in ("kernel", SUMMARY):  # Day 36's old part 2: the knob came first
             table.header = ["kernel"] + table.header
             table.rows = [[table.title] + row for row in table.rows]
+        fill_library_rate(table)
     return run
+
+
+def fill_library_rate(table):
+    """A merge table (no passes column: every row reads and writes the same bytes) whose library row has
+    no GB/s (Day 36's CSVs print '-'): its GB/s is the copy's scaled by the two times."""
+    if "passes" in table.header or "GB/s" not in table.header or "time (ms)" not in table.header:
+        return
+    rate, time = table.header.index("GB/s"), table.header.index("time (ms)")
+    copy = next((r for r in table.rows if r[0].startswith(COPY_PREFIXES) and len(r) > rate), None)
+    if copy is None or number(copy[rate]) is None or not number(copy[time]):
+        return
+    for row in table.rows:
+        if row[0].startswith(LIBRARY_PREFIXES) and len(row) > rate and number(row[rate]) is None and number(row[time]):
+            row[rate] = f"{number(copy[rate]) * number(copy[time]) / number(row[time]):.0f}"
 
 
 def knob_columns(header):
@@ -137,6 +170,7 @@ class Panel:
         self.xtitle = table.header[x] if x is not None else ""
         self.series, self.references, self.climbs = {}, [], {}  # climbs: label -> [(step, value)]
         self.summary = table.header[0] == SUMMARY  # drawn as bars, its libraries its own columns
+        self.note = ""  # said after the title: why this panel holds only some of the table's lines
         if self.summary:
             self.summary_climbs()
             return
@@ -172,8 +206,19 @@ class Panel:
                                    if len(row) > y and number(row[y]) is not None and not is_reference(row[0])]
             self.references = [(name, value) for name, value in self.references if is_reference(name)]
             self.series = {}
+        if not self.series and any(not is_reference(name) for name, _ in self.references):
+            # No knob varies (one kernel row: a --dist all table): the kernel rows are a climb of their own.
+            self.climbs[column] = [(name, value) for name, value in self.references if not is_reference(name)]
+            self.references = [(name, value) for name, value in self.references if is_reference(name)]
         for line in self.series.values():
             line.sort()
+
+    def title(self):
+        """The table's title, saying keys where a sort's does not say pairs (the lessons name only pairs)."""
+        title = self.table.title
+        if "Gkeys/s" in self.table.header and not re.search(r"\b(pairs|keys|key-value)\b", title):
+            title += ", keys"
+        return title + self.note
 
     def summary_climbs(self):
         """The column itself is the sort's (named by the title: 'summary: sampleSort 256-way by
@@ -185,6 +230,12 @@ class Panel:
                 self.climbs[label] = [(row[0], number(row[c])) for row in self.table.rows
                                       if len(row) > c and number(row[c]) is not None]
 
+    def with_lines(self, labels, references, note):
+        part = copy.copy(self)
+        part.series = {label: line for label, line in self.series.items() if label in labels}
+        part.references, part.note = (self.references if references else []), note
+        return part
+
     def plottable(self):
         return bool(self.series or any(self.climbs.values()))
 
@@ -193,11 +244,58 @@ class Panel:
                 + [v for _, v in self.references])
 
 
+def per_distribution(run):
+    """A --dist all run's tables, one per distribution: [(rest of the title, [(distribution, table)])] for
+    tables with a library row whose titles differ only in the distribution."""
+    found = {}
+    for table in run.tables:
+        split = table.distribution()
+        if split and any(row[0].startswith(LIBRARY_PREFIXES) for row in table.rows):
+            found.setdefault((tuple(table.header), split[1]), []).append((split[0], table))
+    return [(rest, members) for (_, rest), members in found.items() if len({d for d, _ in members}) > 1]
+
+
+def summary_of(rest, members, column):
+    """A summary by distribution built from the tables of a --dist all run that wrote none (the CSVs of
+    2026-12-01): the best row's value and each library row's, a distribution a row."""
+    header = list(members[0][1].header)
+    chosen = column or ("Gkeys/s" if "Gkeys/s" in header else "GB/s")
+    y = header.index(chosen)
+    libraries = [row[0] for row in members[0][1].rows if row[0].startswith(LIBRARY_PREFIXES)]
+    rows, bests = [], []
+    for distribution, table in members:
+        kernels = [r for r in table.rows if not is_reference(r[0]) and len(r) > y and number(r[y]) is not None]
+        if not kernels:
+            continue
+        best = max(kernels, key=lambda r: number(r[y]))
+        bests.append(best[0])
+        library = {r[0]: r[y] for r in table.rows if r[0] in libraries and len(r) > y}
+        rows.append([distribution, best[y]] + [library.get(name, "") for name in libraries])
+    sort = bests[0] if len(set(bests)) == 1 else "the fastest row"
+    return Table([SUMMARY, chosen] + [f"{name} {chosen}" for name in libraries],
+                 f"summary: {sort} by distribution, {rest}", rows)
+
+
+def tables_to_draw(run, column):
+    """A --dist all run draws its first distribution's table and, for the others, one summary by
+    distribution: the one the run wrote (its title given n and the key type where it lacks them), else
+    one built from the tables."""
+    tables, summaries = list(run.tables), [t for t in run.tables if t.header[:1] == [SUMMARY]]
+    for rest, members in per_distribution(run):
+        tables = [t for t in tables if all(t is not m for _, m in members[1:])]
+        for summary in summaries:
+            if not re.search(r"\bn=\d|\b\d{4,}\b", summary.title):  # no n in it
+                summary.title += f" ({rest})"
+        if not summaries:
+            tables.append(summary_of(rest, members, column))
+    return tables
+
+
 def panels_of(run, column, table_filter, wanted_x):
     """The run's tables that have something to draw, with the tables that only
     hold reference rows (Day 36's old layout) folded into them."""
     panels, loose = [], []
-    for table in run.tables:
+    for table in tables_to_draw(run, column):
         if table_filter not in table.title:
             continue
         chosen = column or ("Gkeys/s" if "Gkeys/s" in table.header else "GB/s")
@@ -210,6 +308,42 @@ def panels_of(run, column, table_filter, wanted_x):
             if other.column == panel.column and not panel.summary:
                 panel.references += other.references
     return panels
+
+
+def pair_runs(per_run):
+    """One group of panels per panel of the first run, with the other runs' panels of the same table
+    name (the title without its numbers) and value: a learner's --quick run beside the H200's tables."""
+    groups, used = [], set()
+    for first in per_run[0]:
+        group = [first]
+        for panels in per_run[1:]:
+            match = next((p for p in panels if id(p) not in used and p.column == first.column
+                          and p.table.name() == first.table.name()), None)
+            if match:
+                used.add(id(match))
+                group.append(match)
+        groups.append(group)
+    return groups
+
+
+def own_scales(group):
+    """A group whose lines fall into two bands, the course's kernels far below the production ones
+    (every line of the upper band above OWN_SCALE x the lower band's best), is drawn as two panels,
+    each on its own scale; the reference lines stay with the upper band."""
+    best, worst = {}, {}
+    for panel in group:
+        if panel.summary or panel.climbs:
+            return [group]
+        for label, line in panel.series.items():
+            values = [v for _, v in line]
+            best[label], worst[label] = max(best.get(label, 0), *values), min(worst.get(label, math.inf), *values)
+    order = sorted(best, key=best.get)
+    cuts = [i for i in range(1, len(order)) if min(worst[h] for h in order[i:]) > OWN_SCALE * best[order[i - 1]]]
+    if not cuts:
+        return [group]
+    low, high = set(order[:cuts[-1]]), set(order[cuts[-1]:])
+    note = " (the lines below a third of the panel above's, on their own scale)"
+    return [[p.with_lines(high, True, "") for p in group], [p.with_lines(low, False, note) for p in group]]
 
 
 def is_doubling(xs):
@@ -301,10 +435,10 @@ def draw(groups, runs, out):
                 ax.bar([names.index(n) - 0.4 + (r * len(bars) + b + 0.5) * width for n, _ in climb], [v for _, v in climb],
                        width, color=colours[families.index(label) % len(colours)], hatch="//" if r else None,
                        label=f"{label}{card}")
-            for label, climb in ([] if bars else panel.climbs.items()):
+            for label, climb in ([] if bars else panel.climbs.items()):  # the tick labels name the rows,
                 colour = colours[(families.index(label) if len(panel.climbs) > 1 else r) % len(colours)]
                 ax.plot([names.index(n) for n, _ in climb], [v for _, v in climb], marker=markers[r % len(markers)],
-                        linestyle=styles[r % len(styles)], color=colour, label=f"{label}{card}")
+                        linestyle=styles[r % len(styles)], color=colour, label=panel.run.label())  # the legend the run
             for name, value in panel.references:
                 colour = ("black" if name.startswith(COPY_PREFIXES)
                           else "tab:red" if name.startswith(LIBRARY_PREFIXES) else "tab:gray")
@@ -330,15 +464,51 @@ def draw(groups, runs, out):
         if values and max(values) / min(values) > 50:
             ax.set_yscale("log")
         ax.set_ylabel(group[0].column)
-        ax.set_title(textwrap.fill(group[0].table.title, 100), fontsize=9)
+        ax.set_title(textwrap.fill(group[0].title(), 100), fontsize=9)
         ax.grid(True, which="major", alpha=0.3)
         if ax.get_legend_handles_labels()[0]:
             ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     program = runs[0].program
     fig.suptitle(f"{program}: " + " and ".join(run.label() for run in runs), fontsize=11)
-    fig.tight_layout()
+    fig.tight_layout(rect=(0, 0, 1, 1 - 0.3 / fig.get_figheight()))  # room for the suptitle
     fig.savefig(out, dpi=110, bbox_inches="tight")
+    drawn = [read_back(ax) for ax in axes[:, 0]]
     plt.close(fig)
+    return drawn
+
+
+def read_back(ax):
+    """What one panel shows, read from the drawn axes (scripts/tests/plot_test.py checks it)."""
+    legend = ax.get_legend()
+    return {"title": ax.get_title().replace("\n", " "), "x scale": ax.get_xscale(), "y scale": ax.get_yscale(),
+            "legend": [t.get_text() for t in legend.get_texts()] if legend else [],
+            "references": [t.get_text() for t in ax.texts], "bars": len(ax.patches),
+            "ticks": [t.get_text().replace("\n", " ") for t in ax.get_xticklabels()],
+            "lines": len([line for line in ax.get_lines() if len(line.get_xdata()) > 0])}
+
+
+def render(paths, out, table="", column="", x=""):
+    """Reads the CSVs and draws the panels to out; returns what each panel shows (read_back), or None
+    where matplotlib is missing (then the values are printed as text)."""
+    runs = []
+    for path in paths:
+        if not pathlib.Path(path).is_file():
+            sys.exit(f"plot_sweep.py: no such file: {path}")
+        runs.append(read_run(path))
+    per_run = [panels_of(run, column, table, x) for run in runs]
+    if not per_run[0]:
+        sys.exit(f"plot_sweep.py: no table in {paths[0]} has a sweep to draw"
+                 + (f" in column '{column}'" if column else "")
+                 + (f" with a title containing '{table}'" if table else ""))
+    groups = [part for group in pair_runs(per_run) for part in own_scales(group)]
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        print_text(groups)
+        print(f"\nplot_sweep.py: matplotlib is not installed, so {out} was not drawn; "
+              "install it with: python3 -m pip install --user matplotlib")
+        return None
+    return draw(groups, runs, out)
 
 
 def main():
@@ -349,28 +519,9 @@ def main():
     parser.add_argument("--x", default="", help="the knob column for the x axis (default: the first that varies)")
     parser.add_argument("--out", default="", help="the PNG to write (default: the first CSV's name with .png)")
     args = parser.parse_args()
-
-    runs = []
-    for path in args.csv:
-        if not pathlib.Path(path).is_file():
-            sys.exit(f"plot_sweep.py: no such file: {path}")
-        runs.append(read_run(path))
-    per_run = [panels_of(run, args.column, args.table, args.x) for run in runs]
-    if not per_run[0]:
-        sys.exit(f"plot_sweep.py: no table in {args.csv[0]} has a sweep to draw"
-                 + (f" in column '{args.column}'" if args.column else "")
-                 + (f" with a title containing '{args.table}'" if args.table else ""))
-    groups = [[panels[i] for panels in per_run if i < len(panels) and panels[i].column == per_run[0][i].column]
-              for i in range(len(per_run[0]))]
     out = args.out or str(pathlib.Path(args.csv[0]).with_suffix(".png"))
-    try:
-        import matplotlib  # noqa: F401
-    except ImportError:
-        print_text(groups)
-        print(f"\nplot_sweep.py: matplotlib is not installed, so {out} was not drawn; "
-              "install it with: python3 -m pip install --user matplotlib")
+    if render(args.csv, out, args.table, args.column, args.x) is None:
         return NO_MATPLOTLIB
-    draw(groups, runs, out)
     print(f"wrote {out}")
     return 0
 

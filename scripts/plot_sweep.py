@@ -206,6 +206,13 @@ class Panel:
                                    if len(row) > y and number(row[y]) is not None and not is_reference(row[0])]
             self.references = [(name, value) for name, value in self.references if is_reference(name)]
             self.series = {}
+        share = table.header.index("% of copy") if "% of copy" in table.header else None
+        if column == "GB/s" and share is not None and not any(n.startswith(COPY_PREFIXES) for n, _ in self.references):
+            # No copy row (merge sort's passes), but each row's share of it: the copy's GB/s follows.
+            copies = sorted(number(r[y]) * 100 / number(r[share]) for r in table.rows if len(r) > max(y, share)
+                            and number(r[y]) and number(r[share]))
+            if copies:
+                self.references.append(("device copy (from % of copy)", round(copies[len(copies) // 2])))
         if not self.series and any(not is_reference(name) for name, _ in self.references):
             # No knob varies (one kernel row: a --dist all table): the kernel rows are a climb of their own.
             self.climbs[column] = [(name, value) for name, value in self.references if not is_reference(name)]

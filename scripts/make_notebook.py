@@ -195,8 +195,11 @@ def _compile_jobs():
             job = min(ready(), key=lambda j: j['ahead'])
             _queue.remove(job)
             _running.add(job['key'])
-        done = subprocess.run(job['command'], shell=True, cwd=job['key'][0], capture_output=True, text=True)
-        job['output'], job['code'] = done.stdout + done.stderr, done.returncode
+        try:
+            done = subprocess.run(job['command'], shell=True, cwd=job['key'][0], capture_output=True, text=True)
+            job['output'], job['code'] = done.stdout + done.stderr, done.returncode
+        except OSError as error:  # the folder is gone, say: a failed build, never a cell waiting forever
+            job['output'], job['code'] = f'{error}\n', 1
         with _lock:
             _running.discard(job['key'])
             _lock.notify_all()

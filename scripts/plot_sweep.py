@@ -10,14 +10,23 @@ axis: per thread, tile, n, ...; the first knob column that varies, or --x)
 is a point, and the rows of one kernel (its name without its numbers) make
 a line. The copy row, the library row (cub::..., thrust::...) and rows
 without a knob (the one-thread baseline) are labelled horizontal reference
-lines. A table whose rows have no knob to share (bitonic's steps) is drawn
-as a climb, row after row. A summary by distribution (--dist all) is drawn
-as bars, a distribution's side by side: the sort's, then each library
-column's beside it (`CUB merge Gkeys/s`, ...). The x axis is log2 where the knob doubles or grows by whole factors, the y
-axis logarithmic where the values span more than 50x. The title carries the
-card and date from each CSV's first line (`run,<program>,<card>,<date>`).
-Several CSVs (your card and the committed H200 run, say) share the panels,
-one marker and line style per run; tables pair up in file order.
+lines (a table with a "% of copy" column but no copy row, merge sort's
+passes, gets the copy's line from it; a merge table's library row without
+GB/s gets it from its time). A table whose rows have no knob to share
+(bitonic's steps, one kernel row) is drawn as a climb, row after row. Lines
+whose best value lies below a third of every other line's worst (the
+course's kernels beside path_tiles) get a panel of their own. A --dist all
+run is drawn as bars, a distribution's side by side: the sort's, then each
+library column's beside it (`CUB merge Gkeys/s`, ...), from its summary
+table, or built from its per-distribution tables where it wrote none; its
+first distribution's table is drawn as well. The x axis is log2 where the
+knob doubles or grows by whole factors, the y axis logarithmic where the
+values span more than 50x. The title carries the card and date from each
+CSV's first line (`run,<program>,<card>,<date>`). Several CSVs (your card
+and the committed H200 run, say) share the panels, one marker and line
+style per run; a table of the first CSV is drawn beside the other CSVs'
+tables of the same name (the title without its numbers), so a --quick run
+meets the H200's table of the same sort.
 
 The value plotted (--column) is by default Gkeys/s where a table has it
 (the sorts), else GB/s. CSVs written before the run line existed (the

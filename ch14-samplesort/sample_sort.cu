@@ -32,6 +32,8 @@
 #include "../common/variants.hpp"
 
 #include <cmath>
+#include <tuple>
+#include <utility>
 #include <stdexcept>
 
 // ======================================================= Part A: the seed
@@ -75,7 +77,8 @@ __host__ __device__ inline void insertionSort(uint32_t* keys, size_t count) {
     }
 }
 
-__global__ void seedBucketKernel(const uint32_t* a, size_t n, const uint32_t* splitters, int numSplitters, int* bucket) {
+__global__ void seedBucketKernel(const uint32_t* a, size_t n, const uint32_t* splitters, int numSplitters,
+    int* bucket) {
     const size_t i = static_cast<size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
     if (i < n) bucket[i] = bucketOf(a[i], splitters, numSplitters);
 }
@@ -109,7 +112,7 @@ __global__ void seedRankKernel(const int* bucket, size_t n, unsigned* rank) {
 }
 
 __global__ void seedScatterKernel(const uint32_t* a, size_t n, const int* bucket, const unsigned* offset,
-                                  const unsigned* rank, uint32_t* out) {
+    const unsigned* rank, uint32_t* out) {
     const size_t i = static_cast<size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
     if (i < n) out[offset[bucket[i]] + rank[i]] = a[i];
 }
@@ -268,11 +271,24 @@ struct LocalTier {
         return size_t{nv} * (pairs ? 8 : 4) + sizeof(unsigned) * counters;
     }
 };
-using Tier0 = LocalTier<128, 8, 0>;   // up to 1024 keys
-using Tier1 = LocalTier<256, 16, 4>;  // up to 4096
-using Tier2 = LocalTier<384, 16, 2>;  // up to 6144: at 2^28 keys over 43 % of the last level's buckets pass 4096, about 4 in 5 of those stop here
-using Tier3 = LocalTier<512, 16, 2>;  // up to 8192: a T4 block holds it for keys alone
-using Tier4 = LocalTier<512, 32, 0>;  // up to 16384: more shared memory than a T4 block may have
+// The tiers, smallest first: the one table that classifyKernel's choice, the task lists' sizes, the
+// launches, the largest tier a card holds and the balance report all read.
+using Tiers = std::tuple<LocalTier<128, 8, 0>,   // up to 1024 keys
+                         LocalTier<256, 16, 4>,  // up to 4096
+                         LocalTier<384, 16, 2>,  // up to 6144: at 2^28 keys over 43 % of the last level's buckets
+                                                 // pass 4096, about 4 in 5 of those stop here
+                         LocalTier<512, 16, 2>,  // up to 8192: a T4 block holds it for keys alone
+                         LocalTier<512, 32, 0>>; // up to 16384: more shared memory than a T4 block may have
+constexpr int kTierCount = static_cast<int>(std::tuple_size<Tiers>::value);
+template <int kT> using Tier = std::tuple_element_t<kT, Tiers>;
+// The tier that sorts a bucket of len keys (at most the largest tier's): the smallest that holds it.
+template <int kT = 0> __host__ __device__ constexpr int tierOf(size_t len) {
+    if constexpr (kT + 1 == kTierCount) return kT;
+    else return len <= Tier<kT>::nv ? kT : tierOf<kT + 1>(len);
+}
+// f(std::integral_constant<int, t>) for every tier t, smallest first.
+template <class F, int... kT> void forEachTier(F f, std::integer_sequence<int, kT...>) { (f(std::integral_constant<int, kT>{}), ...); }
+template <class F> void forEachTier(F f) { forEachTier(f, std::make_integer_sequence<int, kTierCount>{}); }
 
 // A scatter chunk and its shared memory. A chunk is 4096 keys: at 256
 // buckets, runs of about 16 keys a bucket to write, 64 bytes (at 2048 keys,
@@ -293,6 +309,14 @@ struct ScatterShared {
 };
 static_assert(sizeof(ScatterShared<true>) <= 64 * 1024 && sizeof(ScatterShared<false>) <= 64 * 1024,
               "the scatter's shared memory fits a T4 block");
+// A ranked key in one register, not two: the scatter's rank << kBucketBits | bucket, the bucket sort's
+// rank << kDigitBits | digit.
+constexpr int kBucketBits = 16, kDigitBits = 11;
+constexpr unsigned kBucketMask = (1u << kBucketBits) - 1, kDigitMask = (1u << kDigitBits) - 1;
+static_assert(Tuning::maxSlots <= (1 << kBucketBits) && ScatterShared<true>::nv <= (1 << (32 - kBucketBits)) &&
+              ScatterShared<false>::nv <= (1 << (32 - kBucketBits)), "a scatter chunk's rank and bucket fit a word");
+static_assert((1u << kWideDigit) + 1 <= (1u << kDigitBits) && (1 << stableBits(true)) <= (1 << kDigitBits) &&
+              Tier<kTierCount - 1>::nv <= (1 << (32 - kDigitBits)), "a bucket sort's rank and digit (pads' too) fit a word");
 
 // A piece of the array one level distributes: its keys lie in [lo, hi].
 struct Segment {
@@ -304,15 +328,22 @@ struct Task {
     size_t start;
     uint32_t len, lo, bits, unused;
 };
-constexpr int kCopyList = 5, kLists = 6;  // task lists: tiers 0 to 4, then copies
+constexpr int kCopyList = kTierCount, kLists = kTierCount + 1;  // task lists: a tier's each, then copies
 // What a level's classify kernel hands the host: the next level's size, the
 // task lists' lengths, and the balance figures.
 struct Plan {
-    unsigned long long nextSegsTiles;  // segments in the low 24 bits, tiles above: one atomic hands out both
+    // The next level's segments in the low kSegmentBits, its tiles above: one atomic hands out both.
+    static constexpr int kSegmentBits = 24;
+    static constexpr unsigned long long kSegmentMask = (1ull << kSegmentBits) - 1;
+    unsigned long long nextSegsTiles;
     unsigned long long largest, nonEmpty, keysToBlocks, keysEqual;
     unsigned lists[kLists];
     unsigned overflow;
+    unsigned nextSegments() const { return static_cast<unsigned>(nextSegsTiles & kSegmentMask); }
+    size_t nextTiles() const { return static_cast<size_t>(nextSegsTiles >> kSegmentBits); }
 };
+static_assert((uint64_t{1} << 33) / (512 + 1) + 1 <= Plan::kSegmentMask,  // more than an H200 holds; ScratchSizes checks n
+              "the segments of 2^33 keys at the smallest cap (the 16-way row's 512) fit the plan's count");
 
 // --------------------------------------------------------------------- pieces
 
@@ -607,8 +638,8 @@ __device__ inline void countTile(size_t begin, size_t end, unsigned* warpRow, un
 
 // One block per segment: the splitters (from a sorted random sample, or
 // from the key range) laid out as the implicit tree, then the sorted list.
-__global__ void __launch_bounds__(Tuning::sampleNt)
-splittersKernel(WordSource src, const Segment* segs, uint32_t* trees, int levels, int level, bool fromSample) {
+__global__ void __launch_bounds__(Tuning::sampleNt) splittersKernel(WordSource src, const Segment* segs,
+    uint32_t* trees, int levels, int level, bool fromSample) {
     __shared__ uint32_t sample[Tuning::maxSample];
     __shared__ uint32_t sorted[1 << Tuning::maxLevels];
     const Segment s = segs[blockIdx.x];
@@ -652,9 +683,8 @@ __device__ inline void openTile(const Segment* segs, unsigned numSegs, const uin
 
 // One block per tile: its count of keys per bucket, into the segment's rows.
 template <int kLevels>
-__global__ void __launch_bounds__(Tuning::nt)
-histogramKernel(WordSource src, const Segment* segs, unsigned numSegs, const uint32_t* trees, unsigned* counts,
-                uint8_t* leaves) {
+__global__ void __launch_bounds__(Tuning::nt) histogramKernel(WordSource src, const Segment* segs, unsigned numSegs,
+    const uint32_t* trees, unsigned* counts, uint8_t* leaves) {
     constexpr int slots = 2 << kLevels;
     __shared__ uint32_t tree[slots];
     __shared__ unsigned warpCounts[Tuning::warps * slots];
@@ -723,8 +753,8 @@ __global__ void __launch_bounds__(1024) scanBlockSumsKernel(uint64_t* sums, size
 // Each warp's part of the stretch is 32 x scanVt consecutive counts: the
 // warps' totals are scanned across the block (lane 0 of each warp carries
 // its warp's), then each row of 32 by shuffles, carried on row to row.
-__global__ void __launch_bounds__(Tuning::scanNt)
-scanStretchKernel(const unsigned* counts, size_t count, const uint64_t* sums, uint64_t* offsets) {
+__global__ void __launch_bounds__(Tuning::scanNt) scanStretchKernel(const unsigned* counts, size_t count,
+    const uint64_t* sums, uint64_t* offsets) {
     __shared__ unsigned scratch[32];
     const unsigned lane = threadIdx.x & 31;
     const size_t first = static_cast<size_t>(blockIdx.x) * Tuning::scanNv;
@@ -752,27 +782,95 @@ scanStretchKernel(const unsigned* counts, size_t count, const uint64_t* sums, ui
     }
 }
 
-// One block per tile: every key (and value) to its bucket's place. A chunk is
-// first sorted by bucket in shared memory, so that the writes of one bucket
-// are consecutive; within a bucket, input order when values travel
-// (warpRank), any order for keys alone (warpRankAnyOrder says why).
-// (The bound keeps two blocks of 512 an SM for keys alone: without it
-// sm_90 takes 82 registers, one block. With values, three of 256.)
+// The scatter's steps, for one chunk of a tile (ScatterShared: its shared memory).
+// A chunk's words (and values, or with keys alone each key's leaf from the histogram), striped.
+template <bool kPairs, int kVt>
+__device__ __forceinline__ void loadChunk(const WordSource& src, const uint32_t* valuesIn, const uint8_t* leaves,
+                                          size_t chunk, size_t end, uint32_t (&key)[kVt], uint32_t (&value)[kVt],
+                                          unsigned (&leaf)[kVt]) {
+    const size_t len = chunk < end ? smaller(end - chunk, size_t{kVt} * ScatterShared<kPairs>::nt) : 0;
+    DEVICE_UNROLL
+    for (int j = 0; j < kVt; ++j) {
+        const unsigned p = stripedPosition<kVt>(j);
+        key[j] = p < len ? src.words[chunk + p] : 0;
+        if (kPairs) value[j] = p < len ? valuesIn[chunk + p] : 0;
+        else leaf[j] = p < len ? leaves[chunk + p] : 0;
+    }
+}
+
+// Each word to its rank (in place) and its bucket: through the tree with values, from its leaf for keys
+// alone; pads go to the last slot, so they sort last.
+template <int kLevels, bool kPairs, int kVt>
+__device__ __forceinline__ void bucketChunk(const WordSource& src, const uint32_t* tree, unsigned chunkLen,
+                                            uint32_t (&key)[kVt], const unsigned (&leaf)[kVt], unsigned (&bucket)[kVt]) {
+    DEVICE_UNROLL
+    for (int j = 0; j < kVt; ++j) {
+        const unsigned p = stripedPosition<kVt>(j);
+        key[j] = src.map.rank(key[j]);
+        if (p >= chunkLen) bucket[j] = (2 << kLevels) - 1;
+        else if (kPairs) bucket[j] = treeBucket(tree, kLevels, key[j]);
+        else bucket[j] = bucketOfLeaf(tree, kLevels, leaf[j], key[j]);
+    }
+}
+
+// The chunk's start of each bucket (with values, each warp's row becomes the count of the bucket in earlier
+// warps); then the thread's owned slots get their delta (staged position -> output) and next base.
+template <bool kPairs, int kSlots, int kPer>
+__device__ __forceinline__ void chunkPlaces(ScatterShared<kPairs>& sh, int firstSlot, size_t (&base)[kPer]) {
+    constexpr int nt = ScatterShared<kPairs>::nt;
+    if constexpr (kPairs) chunkOffsets<nt>(sh.counts, kSlots, sh.totals, sh.starts, sh.scratch);
+    else slotsExclusiveScan<nt>(sh.counts, sh.starts, kSlots, sh.scratch);
+    DEVICE_UNROLL
+    for (int q = 0; q < kPer; ++q) {
+        const int b = firstSlot + q;
+        if (b >= kSlots) continue;
+        sh.delta[b] = base[q] - sh.starts[b];
+        base[q] += kPairs ? sh.totals[b] : sh.counts[b];
+        if (!kPairs) sh.counts[b] = 0;  // ready for the next chunk: no one reads it before
+    }
+}
+
+// Staged by bucket in shared memory, then written out: a bucket's items land consecutively. The keys,
+// then (with values) the values through the same array.
+template <bool kPairs, int kVt>
+__device__ __forceinline__ void stageAndWrite(ScatterShared<kPairs>& sh, const unsigned* mine, const unsigned (&rank)[kVt],
+                                              const uint32_t (&item)[kVt], bool keys, unsigned chunkLen, uint32_t* out) {
+    DEVICE_UNROLL
+    for (int j = 0; j < kVt; ++j) {
+        const unsigned b = rank[j] & kBucketMask, p = sh.starts[b] + (kPairs ? mine[b] : 0) + (rank[j] >> kBucketBits);
+        sh.stage[p] = item[j];
+        if (keys) sh.stageBucket[p] = static_cast<uint16_t>(b);
+    }
+    __syncthreads();
+    DEVICE_UNROLL
+    for (int j = 0; j < kVt; ++j) {
+        const unsigned i = j * ScatterShared<kPairs>::nt + threadIdx.x;
+        if (i >= chunkLen) break;
+        out[sh.delta[sh.stageBucket[i]] + i] = sh.stage[i];
+    }
+}
+
+// One block per tile: every key (and value) to its bucket's place, chunk by chunk: load, bucket, rank
+// (input order within a bucket when values travel, warpRank; any order for keys alone, warpRankAnyOrder
+// says why), the chunk's places, then stage and write. Keys alone load each chunk one ahead, so the loads
+// are in flight while the chunk before is ranked and written (mapped at the load, the warp waited there:
+// Nsight Compute, 2026-12-03); with values, 16 keys and 16 values a thread leave no registers for that.
+// (The bound keeps two blocks of 512 an SM for keys alone: without it sm_90 takes 82 registers, one block.
+// With values, three of 256.)
 template <int kLevels, bool kPairs>
-__global__ void __launch_bounds__(ScatterShared<kPairs>::nt, kPairs ? 3 : 2)
-scatterKernel(WordSource src, const uint32_t* valuesIn, const uint8_t* leaves, const Segment* segs, unsigned numSegs,
-              const uint32_t* trees, const uint64_t* offsets, uint32_t* keysOut, uint32_t* valuesOut) {
+__global__ void __launch_bounds__(ScatterShared<kPairs>::nt, kPairs ? 3 : 2) scatterKernel(WordSource src,
+    const uint32_t* valuesIn, const uint8_t* leaves, const Segment* segs, unsigned numSegs, const uint32_t* trees,
+    const uint64_t* offsets, uint32_t* keysOut, uint32_t* valuesOut) {
     using Shared = ScatterShared<kPairs>;
-    constexpr int slots = 2 << kLevels, vt = Shared::vt, nv = Shared::nv;
+    constexpr int slots = 2 << kLevels, vt = Shared::vt, nv = Shared::nv, per = (slots + Shared::nt - 1) / Shared::nt;
     extern __shared__ unsigned char scatterShared[];
     Shared& sh = *reinterpret_cast<Shared*>(scatterShared);
     Segment s;
     size_t tile, begin, end;
     openTile<kLevels, Shared::nt>(segs, numSegs, trees, sh.tree, s, tile, begin, end);
     for (int i = threadIdx.x; i < Shared::rows * slots; i += Shared::nt) sh.counts[i] = 0;
-    // Each thread owns `per` consecutive slots (the same ones in every
-    // chunk's scan): it keeps their next places in the output in registers.
-    constexpr int per = (slots + Shared::nt - 1) / Shared::nt;
+    // Each thread owns `per` consecutive slots (the same ones in every chunk's scan): their next places in the
+    // output stay in registers.
     const int firstSlot = threadIdx.x * per;
     const uint64_t segmentBase = offsets[countsIndex(s, slots, 0, 0)];
     size_t base[per];
@@ -780,91 +878,32 @@ scatterKernel(WordSource src, const uint32_t* valuesIn, const uint8_t* leaves, c
     for (int q = 0; q < per; ++q)
         base[q] = firstSlot + q < slots ? s.start + offsets[countsIndex(s, slots, firstSlot + q, tile)] - segmentBase : 0;
     unsigned* mine = sh.counts + (kPairs ? (threadIdx.x >> 5) * slots : 0);
-    // Keys alone: the words of a chunk are loaded one chunk ahead, so the
-    // loads are in flight while the chunk before is ranked and written; they
-    // become ranks only when their chunk's turn comes (mapped at the load,
-    // the warp waited there for them: Nsight Compute, 2026-12-03). With
-    // values, 16 keys and 16 values a thread leave no registers for the next
-    // chunk's: a chunk is loaded when its turn comes.
     uint32_t key[vt], value[vt], nextKey[vt], nextValue[vt];
     unsigned leaf[vt], nextLeaf[vt];
-    auto load = [&](size_t chunk, uint32_t (&k)[vt], uint32_t (&v)[vt], unsigned (&l)[vt]) {
-        const size_t len = chunk < end ? smaller(end - chunk, nv) : 0;
-        DEVICE_UNROLL
-        for (int j = 0; j < vt; ++j) {
-            const unsigned p = stripedPosition<vt>(j);
-            k[j] = p < len ? src.words[chunk + p] : 0;
-            if (kPairs) v[j] = p < len ? valuesIn[chunk + p] : 0;
-            else l[j] = p < len ? leaves[chunk + p] : 0;
-        }
-    };
     constexpr bool ahead = !kPairs;
-    if (ahead) load(begin, key, value, leaf);
+    if (ahead) loadChunk<kPairs>(src, valuesIn, leaves, begin, end, key, value, leaf);
     __syncthreads();  // the tree and the cleared counters
     for (size_t chunk = begin; chunk < end; chunk += nv) {
         const unsigned chunkLen = static_cast<unsigned>(smaller(end - chunk, nv));
-        if (ahead) load(chunk + nv, nextKey, nextValue, nextLeaf);
-        else load(chunk, key, value, leaf);
+        if (ahead) loadChunk<kPairs>(src, valuesIn, leaves, chunk + nv, end, nextKey, nextValue, nextLeaf);
+        else loadChunk<kPairs>(src, valuesIn, leaves, chunk, end, key, value, leaf);
         if (kPairs) {  // this warp's row: its last reader was this warp's staging
             for (int i = threadIdx.x & 31; i < slots; i += 32) mine[i] = 0;
             __syncwarp();
         }
         unsigned bucket[vt], rank[vt];
-        DEVICE_UNROLL
-        for (int j = 0; j < vt; ++j) {
-            const unsigned p = stripedPosition<vt>(j);
-            key[j] = src.map.rank(key[j]);
-            if (p >= chunkLen) {
-                bucket[j] = slots - 1;  // pads sort last
-            } else if (kPairs) {
-                bucket[j] = treeBucket(sh.tree, kLevels, key[j]);
-            } else {
-                bucket[j] = bucketOfLeaf(sh.tree, kLevels, leaf[j], key[j]);
-            }
-        }
+        bucketChunk<kLevels, kPairs>(src, sh.tree, chunkLen, key, leaf, bucket);
         if constexpr (kPairs) warpRank<kLevels + 1>(bucket, rank, mine);
         else warpRankAnyOrder(bucket, rank, mine);
         DEVICE_UNROLL
-        for (int j = 0; j < vt; ++j) rank[j] = rank[j] << 16 | bucket[j];  // one register a key, not two
+        for (int j = 0; j < vt; ++j) rank[j] = rank[j] << kBucketBits | bucket[j];
         __syncthreads();
-        // The chunk's start of each bucket (with values, each warp's row
-        // becomes the count of the bucket in earlier warps); then each owned
-        // slot's delta and next base.
-        if constexpr (kPairs) chunkOffsets<Shared::nt>(sh.counts, slots, sh.totals, sh.starts, sh.scratch);
-        else slotsExclusiveScan<Shared::nt>(sh.counts, sh.starts, slots, sh.scratch);
-        DEVICE_UNROLL
-        for (int q = 0; q < per; ++q) {
-            const int b = firstSlot + q;
-            if (b >= slots) continue;
-            sh.delta[b] = base[q] - sh.starts[b];
-            base[q] += kPairs ? sh.totals[b] : sh.counts[b];
-            if (!kPairs) sh.counts[b] = 0;  // ready for the next chunk: no one reads it before
-        }
+        chunkPlaces<kPairs, slots>(sh, firstSlot, base);
         __syncthreads();
-        // Staged by bucket, then written: the keys, then (with values) the
-        // values through the same array.
-        auto place = [&](int j) { const unsigned b = rank[j] & 0xFFFF; return sh.starts[b] + (kPairs ? mine[b] : 0) + (rank[j] >> 16); };
-        auto writeStaged = [&](uint32_t* out) {
-            __syncthreads();
-            DEVICE_UNROLL
-            for (int j = 0; j < vt; ++j) {
-                const unsigned i = j * Shared::nt + threadIdx.x;
-                if (i >= chunkLen) break;
-                out[sh.delta[sh.stageBucket[i]] + i] = sh.stage[i];
-            }
-        };
-        DEVICE_UNROLL
-        for (int j = 0; j < vt; ++j) {
-            const unsigned p = place(j);
-            sh.stage[p] = key[j];
-            sh.stageBucket[p] = static_cast<uint16_t>(rank[j] & 0xFFFF);
-        }
-        writeStaged(keysOut);
+        stageAndWrite<kPairs>(sh, mine, rank, key, true, chunkLen, keysOut);
         if constexpr (kPairs) {
             __syncthreads();  // every key read before the values take its place
-            DEVICE_UNROLL
-            for (int j = 0; j < vt; ++j) sh.stage[place(j)] = value[j];
-            writeStaged(valuesOut);
+            stageAndWrite<kPairs>(sh, mine, rank, value, false, chunkLen, valuesOut);
         }
         DEVICE_UNROLL
         for (int j = 0; j < vt; ++j)
@@ -877,8 +916,7 @@ scatterKernel(WordSource src, const uint32_t* valuesIn, const uint8_t* leaves, c
 // one block's sort (at most cap keys), or a segment of the next level.
 template <int kLevels>
 __global__ void classifyKernel(const Segment* segs, unsigned numSegs, const uint32_t* trees, const uint64_t* offsets,
-                               size_t cap, Plan* plan, Segment* next, Task* lists, const size_t* listBase,
-                               const size_t* listCap) {
+    size_t cap, Plan* plan, Segment* next, Task* lists, const size_t* listBase, const size_t* listCap) {
     constexpr int slots = 2 << kLevels, k = 1 << kLevels;
     const size_t x = static_cast<size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
     const size_t seg = x / slots;
@@ -893,7 +931,7 @@ __global__ void classifyKernel(const Segment* segs, unsigned numSegs, const uint
         if (len) bucketRange(id, trees + seg * slots + k, k, s.lo, s.hi, lo, hi);
     }
     const bool equal = len && (lo == hi || len == 1), small = len && !equal && len <= cap;
-    const int tier = !small ? -1 : len <= Tier0::nv ? 0 : len <= Tier1::nv ? 1 : len <= Tier2::nv ? 2 : len <= Tier3::nv ? 3 : 4;
+    const int tier = small ? tierOf(len) : -1;
     // Every bucket adds to the same few counters of the plan: summed over the
     // warp first (every lane gets here), one atomic a warp, not one a bucket.
     unsigned long long nonEmpty = len != 0, largest = len, keysEqual = equal ? len : 0, keysToBlocks = small ? len : 0;
@@ -930,8 +968,8 @@ __global__ void classifyKernel(const Segment* segs, unsigned numSegs, const uint
         }
     } else if (len > cap) {
         const unsigned long long tiles = ceilDiv(len, Tuning::tileKeys);
-        const unsigned long long packed = atomicAdd(&plan->nextSegsTiles, (tiles << 24) | 1ull);
-        next[packed & 0xFFFFFF] = {start, len, static_cast<size_t>(packed >> 24), lo, hi};
+        const unsigned long long packed = atomicAdd(&plan->nextSegsTiles, (tiles << Plan::kSegmentBits) | 1ull);
+        next[packed & Plan::kSegmentMask] = {start, len, static_cast<size_t>(packed >> Plan::kSegmentBits), lo, hi};
     }
 }
 
@@ -944,8 +982,7 @@ __global__ void classifyKernel(const Segment* segs, unsigned numSegs, const uint
 // keep the order it leaves, so it ranks by atomics on one row of counters
 // for the block (warpRankAnyOrder), with the pads in the row's last slot.
 template <class Tier, bool kPairs>
-__global__ void __launch_bounds__(Tier::nt, kPairs ? 0 : Tier::keyBlocks)
-bucketSortKernel(const Task* tasks, const uint32_t* keysIn, const uint32_t* valuesIn, uint32_t* keysOut,
+__global__ void __launch_bounds__(Tier::nt, kPairs ? 0 : Tier::keyBlocks) bucketSortKernel(const Task* tasks, const uint32_t* keysIn, const uint32_t* valuesIn, uint32_t* keysOut,
                  uint32_t* valuesOut, RankMap map) {
     extern __shared__ unsigned char localShared[];
     uint32_t* sKeys = reinterpret_cast<uint32_t*>(localShared);
@@ -955,7 +992,7 @@ bucketSortKernel(const Task* tasks, const uint32_t* keysIn, const uint32_t* valu
     unsigned *totals = warpCounts + Tier::countWords(kPairs), *starts = totals + maxSlots, *scratch = starts + maxSlots;
     const Task t = tasks[blockIdx.x];
     uint32_t key[Tier::vt], value[Tier::vt];
-    unsigned rank[Tier::vt];  // rank << 11 | digit, so the digits need no registers of their own
+    unsigned rank[Tier::vt];  // rank << kDigitBits | digit, so the digits need no registers of their own
     DEVICE_UNROLL
     for (int j = 0; j < Tier::vt; ++j) {
         const unsigned p = stripedPosition<Tier::vt>(j);
@@ -973,13 +1010,13 @@ bucketSortKernel(const Task* tasks, const uint32_t* keysIn, const uint32_t* valu
             digit[j] = padDigit && stripedPosition<Tier::vt>(j) >= t.len ? padDigit : (key[j] >> shift) & mask;
         ranker(digit);
         DEVICE_UNROLL
-        for (int j = 0; j < Tier::vt; ++j) rank[j] = rank[j] << 11 | digit[j];
+        for (int j = 0; j < Tier::vt; ++j) rank[j] = rank[j] << kDigitBits | digit[j];
     };
     auto move = [&](const unsigned* starts, const unsigned* before) {  // then every lane reads its places back
         if (busy) {
             DEVICE_UNROLL
             for (int j = 0; j < Tier::vt; ++j) {
-                const unsigned d = rank[j] & 0x7FF, p = starts[d] + (before ? before[d] : 0) + (rank[j] >> 11);
+                const unsigned d = rank[j] & kDigitMask, p = starts[d] + (before ? before[d] : 0) + (rank[j] >> kDigitBits);
                 sKeys[p] = key[j];
                 if (kPairs) sValues[p] = value[j];
             }
@@ -1039,9 +1076,8 @@ bucketSortKernel(const Task* tasks, const uint32_t* keysIn, const uint32_t* valu
 
 // One block per piece of a bucket whose keys are all equal: already in order.
 template <bool kPairs>
-__global__ void __launch_bounds__(Tuning::copyNt)
-copyKernel(const Task* tasks, const uint32_t* keysIn, const uint32_t* valuesIn, uint32_t* keysOut, uint32_t* valuesOut,
-           RankMap map) {
+__global__ void __launch_bounds__(Tuning::copyNt) copyKernel(const Task* tasks, const uint32_t* keysIn,
+    const uint32_t* valuesIn, uint32_t* keysOut, uint32_t* valuesOut, RankMap map) {
     const Task t = tasks[blockIdx.x];
     for (unsigned i = threadIdx.x; i < t.len; i += Tuning::copyNt) {
         keysOut[t.start + i] = map.word(keysIn[t.start + i]);
@@ -1088,16 +1124,19 @@ struct ScratchSizes {
     ScratchSizes(size_t n, const SortConfig& c) {
         const size_t slots = size_t{2} << c.levels;
         segs = 1 + n / (c.cap + 1);
+        if (segs > Plan::kSegmentMask) {
+            std::fprintf(stderr, "sample_sort: %zu keys make more segments a level than the plan counts\n", n);
+            std::exit(kExitBadArgument);
+        }
         tiles = ceilDiv(n, Tuning::tileKeys) + segs;
         counts = tiles * slots + 1;
         sums = ceilDiv(counts, size_t{Tuning::scanNv}) + 1;
         trees = segs * slots;
         const size_t perLevel = segs * (slots - 1);
-        lists[0] = std::min(perLevel, n / 2 + 1);
-        lists[1] = std::min(perLevel, n / (Tier0::nv + 1) + 1);
-        lists[2] = std::min(perLevel, n / (Tier1::nv + 1) + 1);
-        lists[3] = std::min(perLevel, n / (Tier2::nv + 1) + 1);
-        lists[4] = std::min(perLevel, n / (Tier3::nv + 1) + 1);
+        forEachTier([&](auto t) {  // a tier's bucket holds 2 keys at the least, or more than the tier below holds
+            constexpr size_t fewest = t == 0 ? 2 : Tier<(t > 0 ? t - 1 : 0)>::nv + 1;
+            lists[t] = std::min(perLevel, n / fewest + 1);
+        });
         lists[kCopyList] = std::min(perLevel, n) + n / Tuning::copyPiece + 1;
     }
     void grow(const ScratchSizes& o) {
@@ -1115,13 +1154,14 @@ struct ScratchSizes {
 };
 
 // The largest bucket one block sorts on this card: the largest tier whose
-// shared memory a block may have (a T4 stops at Tier3 for keys, Tier1 for
-// key-value; an H200 takes Tier4).
+// shared memory a block may have (a T4 stops at 8192 keys alone, 4096
+// key-value; an H200 takes the largest tier).
 inline size_t largestTier(const DeviceInfo& device, bool pairs) {
-    if (Tier4::sharedBytes(pairs) <= device.sharedPerBlockOptin) return Tier4::nv;
-    if (Tier3::sharedBytes(pairs) <= device.sharedPerBlockOptin) return Tier3::nv;
-    if (Tier2::sharedBytes(pairs) <= device.sharedPerBlockOptin) return Tier2::nv;
-    return Tier1::nv;
+    size_t keys = Tier<0>::nv;
+    forEachTier([&](auto t) {
+        if (Tier<t>::sharedBytes(pairs) <= device.sharedPerBlockOptin) keys = Tier<t>::nv;
+    });
+    return keys;
 }
 
 // One sort on the device: the caller's buffers, plus scratch for every row.
@@ -1228,11 +1268,7 @@ Plan runLevel(Problem<Key>& p, size_t cap, int level, WordSource src, const uint
         std::fprintf(stderr, "sample_sort: a task list outgrew its scratch (%s:%d)\n", __FILE__, __LINE__);
         std::exit(kExitCudaError);
     }
-    launchBucketSorts<Tier0, kPairs>(p, 0, plan.lists[0], keysOut, valuesOut);
-    launchBucketSorts<Tier1, kPairs>(p, 1, plan.lists[1], keysOut, valuesOut);
-    launchBucketSorts<Tier2, kPairs>(p, 2, plan.lists[2], keysOut, valuesOut);  // an empty list launches nothing
-    launchBucketSorts<Tier3, kPairs>(p, 3, plan.lists[3], keysOut, valuesOut);
-    launchBucketSorts<Tier4, kPairs>(p, 4, plan.lists[4], keysOut, valuesOut);
+    forEachTier([&](auto t) { launchBucketSorts<Tier<t>, kPairs>(p, t, plan.lists[t], keysOut, valuesOut); });
     if (plan.lists[kCopyList]) {
         copyKernel<kPairs><<<plan.lists[kCopyList], Tuning::copyNt>>>(p.lists.get() + p.listBase[kCopyList], keysOut, valuesOut,
                                                                      p.outWords(), p.d.vout.get(), p.map());
@@ -1265,8 +1301,8 @@ void sampleSortAs(Problem<Key>& p, size_t cap) {
                                              level & 1 ? p.valuesA.get() : p.valuesB.get(), numSegs, numTiles);
         p.balance.levels.push_back({numSegs, keys, plan});
         keys -= plan.keysToBlocks + plan.keysEqual;
-        numSegs = static_cast<unsigned>(plan.nextSegsTiles & 0xFFFFFF);
-        numTiles = static_cast<size_t>(plan.nextSegsTiles >> 24);
+        numSegs = plan.nextSegments();
+        numTiles = plan.nextTiles();
     }
 }
 
@@ -1552,7 +1588,7 @@ void printBalance(const std::string& name, const Balance& b, int k) {
                     l + 1, static_cast<int>(l) < Tuning::sampledLevels ? "sampled" : "range", lv.segments,
                     lv.segments == 1 ? "" : "s", lv.keys, lv.plan.nonEmpty, size_t{lv.segments} * (2 * k - 1),
                     lv.plan.largest, mean > 0 ? lv.plan.largest / mean : 0.0, lv.plan.keysToBlocks, lv.plan.keysEqual,
-                    lv.plan.nextSegsTiles & 0xFFFFFF);
+                    lv.plan.nextSegments());
     }
 }
 

@@ -138,9 +138,8 @@ __device__ inline void loadSplitters(const Splitters* from, Splitters& to) {
 // (destination d of every tile, then d + 1), so one exclusive scan gives
 // each (tile, destination) its place in the send buffer, in input order.
 template <class Key>
-__global__ void __launch_bounds__(Tuning::nt)
-destinationHistogramKernel(const Key* keys, size_t n, uint64_t base, uint32_t flip, const Splitters* splitters,
-                           int gpus, uint64_t* counts) {
+__global__ void __launch_bounds__(Tuning::nt) destinationHistogramKernel(const Key* keys, size_t n, uint64_t base,
+    uint32_t flip, const Splitters* splitters, int gpus, uint64_t* counts) {
     __shared__ Splitters s;
     __shared__ unsigned warpCounts[Tuning::warps * kSlots];
     for (int i = threadIdx.x; i < Tuning::warps * kSlots; i += Tuning::nt) warpCounts[i] = 0;
@@ -158,10 +157,9 @@ destinationHistogramKernel(const Key* keys, size_t n, uint64_t base, uint32_t fl
 }
 
 template <class Key, bool kPairs>
-__global__ void __launch_bounds__(Tuning::nt)
-destinationScatterKernel(const Key* keys, const uint32_t* values, size_t n, uint64_t base, uint32_t flip,
-                         const Splitters* splitters, int gpus, const uint64_t* offsets, Key* sendKeys,
-                         uint32_t* sendValues) {
+__global__ void __launch_bounds__(Tuning::nt) destinationScatterKernel(const Key* keys, const uint32_t* values,
+    size_t n, uint64_t base, uint32_t flip, const Splitters* splitters, int gpus, const uint64_t* offsets,
+    Key* sendKeys, uint32_t* sendValues) {
     __shared__ Splitters s;
     __shared__ unsigned warpCounts[Tuning::warps * kSlots], totals[kSlots], starts[kSlots], scratch[32];
     __shared__ uint64_t place[kSlots];

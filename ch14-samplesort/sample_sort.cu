@@ -973,101 +973,131 @@ __global__ void classifyKernel(const Segment* segs, unsigned numSegs, const uint
     }
 }
 
-// One block per task: the bucket's keys (minus its lo) in registers, sorted
-// by digits, least significant first, each a rank and a move through shared
-// memory; then written out as keys. Positions past the bucket hold all-ones
-// keys and stay last. A stable pass takes the bits left, stableBits at most (warpRank, chunkOffsets).
-// Keys alone first take their lowest digit, up to kWideDigit bits, in one
-// pass in any order: equal keys are equal bits, and the stable passes above
-// keep the order it leaves, so it ranks by atomics on one row of counters
-// for the block (warpRankAnyOrder), with the pads in the row's last slot.
+// The bucket sort's steps. Its shared memory: the keys, the values, then the counters (LocalTier says how many).
+struct LocalShared {
+    uint32_t *keys, *values;
+    unsigned *warpCounts, *totals, *starts, *scratch;
+};
 template <class Tier, bool kPairs>
-__global__ void __launch_bounds__(Tier::nt, kPairs ? 0 : Tier::keyBlocks) bucketSortKernel(const Task* tasks, const uint32_t* keysIn, const uint32_t* valuesIn, uint32_t* keysOut,
-                 uint32_t* valuesOut, RankMap map) {
-    extern __shared__ unsigned char localShared[];
-    uint32_t* sKeys = reinterpret_cast<uint32_t*>(localShared);
-    uint32_t* sValues = sKeys + Tier::nv;
-    unsigned* warpCounts = sKeys + Tier::nv * (kPairs ? 2 : 1);
+__device__ __forceinline__ LocalShared localShared(unsigned char* bytes) {
     constexpr int maxSlots = 1 << stableBits(kPairs);
-    unsigned *totals = warpCounts + Tier::countWords(kPairs), *starts = totals + maxSlots, *scratch = starts + maxSlots;
-    const Task t = tasks[blockIdx.x];
-    uint32_t key[Tier::vt], value[Tier::vt];
-    unsigned rank[Tier::vt];  // rank << kDigitBits | digit, so the digits need no registers of their own
+    uint32_t* keys = reinterpret_cast<uint32_t*>(bytes);
+    unsigned* warpCounts = keys + Tier::nv * (kPairs ? 2 : 1);
+    unsigned* totals = warpCounts + Tier::countWords(kPairs);
+    return {keys, keys + Tier::nv, warpCounts, totals, totals + maxSlots, totals + 2 * maxSlots};
+}
+
+// The bucket's keys minus its lo (and values) in registers, striped; positions past the bucket hold all-ones
+// keys, which stay last.
+template <int kVt, bool kPairs>
+__device__ __forceinline__ void loadBucket(const Task& t, const uint32_t* keysIn, const uint32_t* valuesIn,
+                                           uint32_t (&key)[kVt], uint32_t (&value)[kVt]) {
     DEVICE_UNROLL
-    for (int j = 0; j < Tier::vt; ++j) {
-        const unsigned p = stripedPosition<Tier::vt>(j);
+    for (int j = 0; j < kVt; ++j) {
+        const unsigned p = stripedPosition<kVt>(j);
         key[j] = p < t.len ? keysIn[t.start + p] - t.lo : 0xFFFFFFFFu;
         if (kPairs) value[j] = p < t.len ? valuesIn[t.start + p] : 0;
     }
-    // A warp whose stretch starts past the bucket holds only pads: they would
-    // rank last and land past the bucket anyway, so it ranks and moves
-    // nothing (its count row stays 0) and waits at the barriers.
-    const bool busy = (threadIdx.x >> 5) * 32u * Tier::vt < t.len;
-    auto rankBy = [&](unsigned shift, unsigned mask, unsigned padDigit, auto ranker) {
-        unsigned digit[Tier::vt];
+}
+
+// Each key's digit (key >> shift) & mask (pads: padDigit, where it is not 0), ranked by ranker(digits); rank
+// becomes rank << kDigitBits | digit, so the digits need no registers of their own.
+template <int kVt, class Ranker>
+__device__ __forceinline__ void rankDigit(const uint32_t (&key)[kVt], unsigned len, unsigned shift, unsigned mask,
+                                          unsigned padDigit, unsigned (&rank)[kVt], Ranker ranker) {
+    unsigned digit[kVt];
+    DEVICE_UNROLL
+    for (int j = 0; j < kVt; ++j)
+        digit[j] = padDigit && stripedPosition<kVt>(j) >= len ? padDigit : (key[j] >> shift) & mask;
+    ranker(digit);
+    DEVICE_UNROLL
+    for (int j = 0; j < kVt; ++j) rank[j] = rank[j] << kDigitBits | digit[j];
+}
+
+// Every key (and value) of a busy warp to its place, starts[digit] + before[digit] + rank; then every lane
+// reads its striped positions back (past the bucket no key was written: the pad stays).
+template <int kVt, bool kPairs>
+__device__ __forceinline__ void moveByRank(bool busy, unsigned len, const unsigned (&rank)[kVt], const unsigned* starts,
+                                           const unsigned* before, const LocalShared& sh, uint32_t (&key)[kVt],
+                                           uint32_t (&value)[kVt]) {
+    if (busy) {
         DEVICE_UNROLL
-        for (int j = 0; j < Tier::vt; ++j)
-            digit[j] = padDigit && stripedPosition<Tier::vt>(j) >= t.len ? padDigit : (key[j] >> shift) & mask;
-        ranker(digit);
-        DEVICE_UNROLL
-        for (int j = 0; j < Tier::vt; ++j) rank[j] = rank[j] << kDigitBits | digit[j];
-    };
-    auto move = [&](const unsigned* starts, const unsigned* before) {  // then every lane reads its places back
-        if (busy) {
-            DEVICE_UNROLL
-            for (int j = 0; j < Tier::vt; ++j) {
-                const unsigned d = rank[j] & kDigitMask, p = starts[d] + (before ? before[d] : 0) + (rank[j] >> kDigitBits);
-                sKeys[p] = key[j];
-                if (kPairs) sValues[p] = value[j];
-            }
+        for (int j = 0; j < kVt; ++j) {
+            const unsigned d = rank[j] & kDigitMask, p = starts[d] + (before ? before[d] : 0) + (rank[j] >> kDigitBits);
+            sh.keys[p] = key[j];
+            if (kPairs) sh.values[p] = value[j];
         }
-        __syncthreads();
-        DEVICE_UNROLL
-        for (int j = 0; j < Tier::vt; ++j) {  // past the bucket: no key was written, the pad stays
-            const unsigned p = stripedPosition<Tier::vt>(j);
-            if (p >= t.len) continue;
-            key[j] = sKeys[p];
-            if (kPairs) value[j] = sValues[p];
-        }
-        __syncthreads();
-    };
-    unsigned shift = 0;
-    if (!kPairs) {
-        shift = t.bits < kWideDigit ? t.bits : kWideDigit;  // the stable passes take the rest, 8 bits or fewer the last
-        const unsigned slots = (1u << shift) + 1;
-        for (unsigned i = threadIdx.x; i < slots; i += Tier::nt) warpCounts[i] = 0;
-        __syncthreads();
-        if (busy) rankBy(0, (1u << shift) - 1, slots - 1, [&](const unsigned (&d)[Tier::vt]) { warpRankAnyOrder(d, rank, warpCounts); });
-        __syncthreads();
-        slotsExclusiveScan<Tier::nt>(warpCounts, warpCounts, slots, scratch);
-        move(warpCounts, nullptr);
     }
-    // A stable pass takes the bits left, stableBits at most: one ballot a bit
-    // (warpRank<kBits>) and a row of 2^kBits counters a warp. Pads are all
-    // ones, so their digit is the largest in every pass and they stay last.
-    auto stablePass = [&](auto bitsTag) {
+    __syncthreads();
+    DEVICE_UNROLL
+    for (int j = 0; j < kVt; ++j) {
+        const unsigned p = stripedPosition<kVt>(j);
+        if (p >= len) continue;
+        key[j] = sh.keys[p];
+        if (kPairs) value[j] = sh.values[p];
+    }
+    __syncthreads();
+}
+
+// The stable passes over bits [shift, bits): pass(shift, std::integral_constant<int, passBits>) for each, 8
+// bits a pass until what is left fits one pass: 4, 6, 7 or 8 bits, or with values 9 (17 bits: 8 + 9, two
+// passes, not three). bucketSortKernel runs its passes through it; the selftest checks it.
+template <bool kPairs, class Pass>
+__host__ __device__ inline void forEachStablePass(unsigned shift, unsigned bits, Pass pass) {
+    constexpr int widest = stableBits(kPairs);
+    for (; shift < bits; shift += 8) {
+        const unsigned left = bits - shift;
+        if (left <= 4) pass(shift, std::integral_constant<int, 4>{});
+        else if (left <= 6) pass(shift, std::integral_constant<int, 6>{});
+        else if (left == 7) pass(shift, std::integral_constant<int, 7>{});
+        else if (left == widest) { pass(shift, std::integral_constant<int, widest>{}); break; }
+        else pass(shift, std::integral_constant<int, 8>{});
+    }
+}
+
+// One block per task: the bucket sorted by digits, least significant first, each a rank and a move through
+// shared memory; then written out as keys. A warp whose stretch starts past the bucket holds only pads: they
+// would rank last and land past the bucket anyway, so it ranks and moves nothing (its count row stays 0) and
+// waits at the barriers. Keys alone first take their lowest digit, up to kWideDigit bits, in one pass in any
+// order: equal keys are equal bits, and the stable passes above keep the order it leaves, so it ranks by
+// atomics on one row of counters for the block (warpRankAnyOrder), the pads in the row's last slot. A stable
+// pass takes one ballot a bit (warpRank<kBits>) and a row of 2^kBits counters a warp; pads are all ones, so
+// their digit is the largest in every pass and they stay last.
+template <class Tier, bool kPairs>
+__global__ void __launch_bounds__(Tier::nt, kPairs ? 0 : Tier::keyBlocks) bucketSortKernel(const Task* tasks,
+    const uint32_t* keysIn, const uint32_t* valuesIn, uint32_t* keysOut, uint32_t* valuesOut, RankMap map) {
+    constexpr int vt = Tier::vt;
+    extern __shared__ unsigned char localBytes[];
+    const LocalShared sh = localShared<Tier, kPairs>(localBytes);
+    const Task t = tasks[blockIdx.x];
+    uint32_t key[vt], value[vt];
+    unsigned rank[vt];
+    loadBucket<vt, kPairs>(t, keysIn, valuesIn, key, value);
+    const bool busy = (threadIdx.x >> 5) * 32u * vt < t.len;
+    unsigned shift = 0;
+    if (!kPairs) {  // the stable passes take the rest, 8 bits or fewer the last
+        shift = t.bits < kWideDigit ? t.bits : kWideDigit;
+        const unsigned slots = (1u << shift) + 1;
+        for (unsigned i = threadIdx.x; i < slots; i += Tier::nt) sh.warpCounts[i] = 0;
+        __syncthreads();
+        if (busy) rankDigit(key, t.len, 0, (1u << shift) - 1, slots - 1, rank, [&](const unsigned (&d)[vt]) { warpRankAnyOrder(d, rank, sh.warpCounts); });
+        __syncthreads();
+        slotsExclusiveScan<Tier::nt>(sh.warpCounts, sh.warpCounts, slots, sh.scratch);
+        moveByRank<vt, kPairs>(busy, t.len, rank, sh.warpCounts, nullptr, sh, key, value);
+    }
+    forEachStablePass<kPairs>(shift, t.bits, [&](unsigned at, auto bitsTag) {
         constexpr int kBits = decltype(bitsTag)::value, slots = 1 << kBits;
-        unsigned* row = warpCounts + (threadIdx.x >> 5) * slots;
+        unsigned* row = sh.warpCounts + (threadIdx.x >> 5) * slots;
         for (int i = threadIdx.x & 31; i < slots; i += 32) row[i] = 0;
         __syncwarp();
-        if (busy) rankBy(shift, slots - 1, 0, [&](const unsigned (&d)[Tier::vt]) { warpRank<kBits>(d, rank, row); });
+        if (busy) rankDigit(key, t.len, at, slots - 1, 0, rank, [&](const unsigned (&d)[vt]) { warpRank<kBits>(d, rank, row); });
         __syncthreads();
-        chunkOffsets<Tier::nt>(warpCounts, slots, totals, starts, scratch);
-        move(starts, row);
-    };
-    // 8 bits a pass, until what is left fits one pass (9 bits with values).
-    constexpr int widest = stableBits(kPairs);
-    for (; shift < t.bits; shift += 8) {
-        const unsigned left = t.bits - shift;
-        if (left <= 4) stablePass(std::integral_constant<int, 4>{});
-        else if (left <= 6) stablePass(std::integral_constant<int, 6>{});
-        else if (left == 7) stablePass(std::integral_constant<int, 7>{});
-        else if (left == widest) { stablePass(std::integral_constant<int, widest>{}); break; }
-        else stablePass(std::integral_constant<int, 8>{});
-    }
+        chunkOffsets<Tier::nt>(sh.warpCounts, slots, sh.totals, sh.starts, sh.scratch);
+        moveByRank<vt, kPairs>(busy, t.len, rank, sh.starts, row, sh, key, value);
+    });
     DEVICE_UNROLL
-    for (int j = 0; j < Tier::vt; ++j) {
-        const unsigned p = stripedPosition<Tier::vt>(j);
+    for (int j = 0; j < vt; ++j) {
+        const unsigned p = stripedPosition<vt>(j);
         if (p >= t.len) continue;
         keysOut[t.start + p] = map.word(key[j] + t.lo);
         if (kPairs) valuesOut[t.start + p] = value[j];
@@ -1536,6 +1566,26 @@ int runSelftest() {
     expect(peerRank(0xFFFFFFFFu, 0) == 0 && peerRank(0xFFFFFFFFu, 31) == 31 && peerRank(0x80000001u, 31) == 1 &&
                peerRank(0x0000F0F0u, 12) == 4,
            "peerRank counts the peers on lower lanes");
+    // The bucket sort's pass schedule, the loop bucketSortKernel runs: keys alone after their any-order pass
+    // of up to kWideDigit bits; every bit of a bucket's range in exactly one pass, none wider than its
+    // counters, 8 bits a pass before the last (17 bits with values: 8 + 9, two passes).
+    ok = true;
+    auto schedule = [&](auto pairsTag) {
+        constexpr bool pairs = decltype(pairsTag)::value;
+        for (unsigned bits = 0; bits <= 32; ++bits) {
+            const unsigned first = pairs ? 0 : std::min(bits, kWideDigit);
+            unsigned covered = first, passes = 0;
+            forEachStablePass<pairs>(first, bits, [&](unsigned at, auto passTag) {
+                constexpr int passBits = decltype(passTag)::value;
+                const bool last = unsigned(passBits) >= bits - at;
+                ok = ok && passBits <= stableBits(pairs) && (last || passBits == 8) && covered == at;
+                covered = at + std::min<unsigned>(passBits, bits - at), ++passes;
+            });
+            ok = ok && covered == bits && (!pairs || bits != 17 || passes == 2);
+        }
+    };
+    schedule(std::false_type{}), schedule(std::true_type{});
+    expect(ok, "the bucket sort's passes take every bit once: 8 a pass, the last 4, 6, 7, 8 or (with values) 9");
     // Histogram layout, scan, rank and scatter of one level: random and adversarial.
     ok = true;
     for (size_t n : {size_t{1}, size_t{31}, size_t{33}, size_t{2049}, Tuning::tileKeys - 1, Tuning::tileKeys + 1, size_t{40000}})

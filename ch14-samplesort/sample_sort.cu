@@ -911,9 +911,54 @@ __global__ void __launch_bounds__(ScatterShared<kPairs>::nt, kPairs ? 3 : 2) sca
     }
 }
 
-// One thread per (segment, bucket): the bucket's place from the scanned rows,
-// then its fate: nothing (empty), a copy (equality bucket or one value),
-// one block's sort (at most cap keys), or a segment of the next level.
+// The classify kernel's steps, one (segment, bucket) a thread: a bucket of len keys at start, keys in [lo, hi].
+// The plan's balance figures: summed over the warp first (every lane gets here), one atomic a warp, not one
+// a bucket.
+__device__ __forceinline__ void addToPlan(size_t len, bool equal, bool small, unsigned lane, Plan* plan) {
+    unsigned long long nonEmpty = len != 0, largest = len, keysEqual = equal ? len : 0, keysToBlocks = small ? len : 0;
+    for (int d = 16; d > 0; d >>= 1) {
+        nonEmpty += __shfl_xor_sync(0xFFFFFFFFu, nonEmpty, d);
+        const unsigned long long other = __shfl_xor_sync(0xFFFFFFFFu, largest, d);
+        largest = other > largest ? other : largest;
+        keysEqual += __shfl_xor_sync(0xFFFFFFFFu, keysEqual, d);
+        keysToBlocks += __shfl_xor_sync(0xFFFFFFFFu, keysToBlocks, d);
+    }
+    if (lane == 0 && nonEmpty) {
+        atomicAdd(&plan->nonEmpty, nonEmpty);
+        atomicMax(&plan->largest, largest);
+        if (keysEqual) atomicAdd(&plan->keysEqual, keysEqual);
+        if (keysToBlocks) atomicAdd(&plan->keysToBlocks, keysToBlocks);
+    }
+}
+
+// A small bucket to its tier's task list: one atomic a warp hands out consecutive places.
+__device__ __forceinline__ void listTask(size_t start, size_t len, uint32_t lo, uint32_t hi, int tier, unsigned lane,
+                                        Plan* plan, Task* lists, const size_t* listBase, const size_t* listCap) {
+    for (int t = 0; t < kCopyList; ++t) {
+        const unsigned mask = __ballot_sync(0xFFFFFFFFu, tier == t);
+        if (!mask) continue;
+        const unsigned leader = __ffs(mask) - 1;
+        const unsigned first = lane == leader ? atomicAdd(&plan->lists[t], static_cast<unsigned>(__popc(mask))) : 0;
+        const unsigned at = __shfl_sync(0xFFFFFFFFu, first, leader) + __popc(mask & ((1u << lane) - 1u));
+        if (tier != t) continue;
+        if (at < listCap[t]) lists[listBase[t] + at] = {start, static_cast<uint32_t>(len), lo, bitWidth(hi - lo), 0};
+        else plan->overflow = 1;
+    }
+}
+
+// An equality bucket to the copy list, in pieces (few buckets: one atomic each).
+__device__ __forceinline__ void listCopies(size_t start, size_t len, Plan* plan, Task* lists, const size_t* listBase,
+                                           const size_t* listCap) {
+    for (size_t p = 0; p < len; p += Tuning::copyPiece) {
+        const unsigned at = atomicAdd(&plan->lists[kCopyList], 1u);
+        if (at < listCap[kCopyList])
+            lists[listBase[kCopyList] + at] = {start + p, static_cast<uint32_t>(smaller(len - p, Tuning::copyPiece)), 0, 0, 0};
+        else plan->overflow = 1;
+    }
+}
+
+// One thread per (segment, bucket): the bucket's place from the scanned rows, then its fate: nothing (empty),
+// a copy (equality bucket or one value), one block's sort (at most cap keys), or a segment of the next level.
 template <int kLevels>
 __global__ void classifyKernel(const Segment* segs, unsigned numSegs, const uint32_t* trees, const uint64_t* offsets,
     size_t cap, Plan* plan, Segment* next, Task* lists, const size_t* listBase, const size_t* listCap) {
@@ -932,40 +977,10 @@ __global__ void classifyKernel(const Segment* segs, unsigned numSegs, const uint
     }
     const bool equal = len && (lo == hi || len == 1), small = len && !equal && len <= cap;
     const int tier = small ? tierOf(len) : -1;
-    // Every bucket adds to the same few counters of the plan: summed over the
-    // warp first (every lane gets here), one atomic a warp, not one a bucket.
-    unsigned long long nonEmpty = len != 0, largest = len, keysEqual = equal ? len : 0, keysToBlocks = small ? len : 0;
-    for (int d = 16; d > 0; d >>= 1) {
-        nonEmpty += __shfl_xor_sync(0xFFFFFFFFu, nonEmpty, d);
-        const unsigned long long other = __shfl_xor_sync(0xFFFFFFFFu, largest, d);
-        largest = other > largest ? other : largest;
-        keysEqual += __shfl_xor_sync(0xFFFFFFFFu, keysEqual, d);
-        keysToBlocks += __shfl_xor_sync(0xFFFFFFFFu, keysToBlocks, d);
-    }
-    if (lane == 0 && nonEmpty) {
-        atomicAdd(&plan->nonEmpty, nonEmpty);
-        atomicMax(&plan->largest, largest);
-        if (keysEqual) atomicAdd(&plan->keysEqual, keysEqual);
-        if (keysToBlocks) atomicAdd(&plan->keysToBlocks, keysToBlocks);
-    }
-    // A tier's tasks: one atomic a warp hands out consecutive places.
-    for (int t = 0; t < kCopyList; ++t) {
-        const unsigned mask = __ballot_sync(0xFFFFFFFFu, tier == t);
-        if (!mask) continue;
-        const unsigned leader = __ffs(mask) - 1;
-        const unsigned first = lane == leader ? atomicAdd(&plan->lists[t], static_cast<unsigned>(__popc(mask))) : 0;
-        const unsigned at = __shfl_sync(0xFFFFFFFFu, first, leader) + __popc(mask & ((1u << lane) - 1u));
-        if (tier != t) continue;
-        if (at < listCap[t]) lists[listBase[t] + at] = {start, static_cast<uint32_t>(len), lo, bitWidth(hi - lo), 0};
-        else plan->overflow = 1;
-    }
-    if (equal) {  // every key the same: copy it out, in pieces (few buckets: one atomic each)
-        for (size_t p = 0; p < len; p += Tuning::copyPiece) {
-            const unsigned at = atomicAdd(&plan->lists[kCopyList], 1u);
-            if (at < listCap[kCopyList])
-                lists[listBase[kCopyList] + at] = {start + p, static_cast<uint32_t>(smaller(len - p, Tuning::copyPiece)), 0, 0, 0};
-            else plan->overflow = 1;
-        }
+    addToPlan(len, equal, small, lane, plan);
+    listTask(start, len, lo, hi, tier, lane, plan, lists, listBase, listCap);
+    if (equal) {
+        listCopies(start, len, plan, lists, listBase, listCap);
     } else if (len > cap) {
         const unsigned long long tiles = ceilDiv(len, Tuning::tileKeys);
         const unsigned long long packed = atomicAdd(&plan->nextSegsTiles, (tiles << Plan::kSegmentBits) | 1ull);

@@ -15,11 +15,16 @@
 //   ./sample_sort --verify         every kernel on the adversarial set, every distribution
 //   ./sample_sort --selftest       host tests of the building blocks (no GPU)
 //   ./sample_sort --key float --pairs --descending --input zipf --n 2^24
-// Reading map: "Part A" (bucketOf, the seed's kernels, the trap), "Part B":
-// "tuning", "pieces" (tree, splitters, bucket ranges, warp rank), "kernels"
-// (splitters, histogram, scan, scatter, classify, bucket sort, copy),
-// "launchers" (the level loop), "inputs and reference", "the variant table",
-// "selftest", "the lesson", "main".
+// Reading map, by section: "Part A" (bucketOf, the seed's kernels, the trap);
+// "Part B": "tuning" (Tuning, the bucket-sort tiers, the scatter's shared
+// memory, the packed fields, the plan), "pieces" (tree, splitters, bucket
+// ranges, peer rank), "block-level helpers" (warp ranks, block scans,
+// counting a tile), "kernels" (splitters, histogram, scan, the scatter and
+// its steps, the classify kernel and its steps, the bucket sort and its
+// steps, copy), "launchers" (scratch sizes, the level loop); "inputs and
+// reference"; "the variant table"; "selftest"; "the lesson"; "main".
+// sample_sort_gpus.cu includes this file (with SAMPLE_SORT_NO_MAIN) and runs
+// Part B as it is on every GPU's share of the keys.
 // Change: --n, --key, --pairs, --descending, --input/--dist, --only; the
 // Tuning struct (buckets per level, oversampling, tile). Exercise (README.md):
 // build with -DEXERCISE_UNSTABLE_RANK: the stable ranks turn unstable, which

@@ -1062,6 +1062,7 @@ __device__ __forceinline__ void moveByRank(bool busy, unsigned len, const unsign
 // The stable passes over bits [shift, bits): pass(shift, std::integral_constant<int, passBits>) for each, 8
 // bits a pass until what is left fits one pass: 4, 6, 7 or 8 bits, or with values 9 (17 bits: 8 + 9, two
 // passes, not three). bucketSortKernel runs its passes through it; the selftest checks it.
+#pragma nv_exec_check_disable  // pass is the kernel's device lambda, or the selftest's host one
 template <bool kPairs, class Pass>
 __host__ __device__ inline void forEachStablePass(unsigned shift, unsigned bits, Pass pass) {
     constexpr int widest = stableBits(kPairs);

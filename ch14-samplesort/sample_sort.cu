@@ -277,7 +277,7 @@ struct LocalTier {
     }
 };
 // The tiers, smallest first: the one table that classifyKernel's choice, the task lists' sizes, the
-// launches, the largest tier a card holds and the balance report all read.
+// launches and the largest tier a card holds all read.
 using Tiers = std::tuple<LocalTier<128, 8, 0>,   // up to 1024 keys
                          LocalTier<256, 16, 4>,  // up to 4096
                          LocalTier<384, 16, 2>,  // up to 6144: at 2^28 keys over 43 % of the last level's buckets
@@ -285,11 +285,11 @@ using Tiers = std::tuple<LocalTier<128, 8, 0>,   // up to 1024 keys
                          LocalTier<512, 16, 2>,  // up to 8192: a T4 block holds it for keys alone
                          LocalTier<512, 32, 0>>; // up to 16384: more shared memory than a T4 block may have
 constexpr int kTierCount = static_cast<int>(std::tuple_size<Tiers>::value);
-template <int kT> using Tier = std::tuple_element_t<kT, Tiers>;
+template <int kT> using TierAt = std::tuple_element_t<kT, Tiers>;
 // The tier that sorts a bucket of len keys (at most the largest tier's): the smallest that holds it.
 template <int kT = 0> __host__ __device__ constexpr int tierOf(size_t len) {
     if constexpr (kT + 1 == kTierCount) return kT;
-    else return len <= Tier<kT>::nv ? kT : tierOf<kT + 1>(len);
+    else return len <= TierAt<kT>::nv ? kT : tierOf<kT + 1>(len);
 }
 // f(std::integral_constant<int, t>) for every tier t, smallest first.
 template <class F, int... kT> void forEachTier(F f, std::integer_sequence<int, kT...>) { (f(std::integral_constant<int, kT>{}), ...); }
@@ -321,7 +321,7 @@ constexpr unsigned kBucketMask = (1u << kBucketBits) - 1, kDigitMask = (1u << kD
 static_assert(Tuning::maxSlots <= (1 << kBucketBits) && ScatterShared<true>::nv <= (1 << (32 - kBucketBits)) &&
               ScatterShared<false>::nv <= (1 << (32 - kBucketBits)), "a scatter chunk's rank and bucket fit a word");
 static_assert((1u << kWideDigit) + 1 <= (1u << kDigitBits) && (1 << stableBits(true)) <= (1 << kDigitBits) &&
-              Tier<kTierCount - 1>::nv <= (1 << (32 - kDigitBits)), "a bucket sort's rank and digit (pads' too) fit a word");
+              TierAt<kTierCount - 1>::nv <= (1 << (32 - kDigitBits)), "a bucket sort's rank and digit (pads' too) fit a word");
 
 // A piece of the array one level distributes: its keys lie in [lo, hi].
 struct Segment {
@@ -347,7 +347,7 @@ struct Plan {
     unsigned nextSegments() const { return static_cast<unsigned>(nextSegsTiles & kSegmentMask); }
     size_t nextTiles() const { return static_cast<size_t>(nextSegsTiles >> kSegmentBits); }
 };
-static_assert((uint64_t{1} << 33) / (512 + 1) + 1 <= Plan::kSegmentMask,  // more than an H200 holds; ScratchSizes checks n
+static_assert((uint64_t{1} << 33) / (512 + 1) + 1 <= Plan::kSegmentMask,  // more than an H200 holds; Problem::reserve checks n
               "the segments of 2^33 keys at the smallest cap (the 16-way row's 512) fit the plan's count");
 
 // --------------------------------------------------------------------- pieces
@@ -1174,19 +1174,16 @@ struct ScratchSizes {
     ScratchSizes() = default;
     ScratchSizes(size_t n, const SortConfig& c) {
         const size_t slots = size_t{2} << c.levels;
-        segs = 1 + n / (c.cap + 1);
-        if (segs > Plan::kSegmentMask) {
-            std::fprintf(stderr, "sample_sort: %zu keys make more segments a level than the plan counts\n", n);
-            std::exit(kExitBadArgument);
-        }
+        segs = 1 + n / (c.cap + 1);  // Problem::reserve refuses more than the plan counts
         tiles = ceilDiv(n, Tuning::tileKeys) + segs;
         counts = tiles * slots + 1;
         sums = ceilDiv(counts, size_t{Tuning::scanNv}) + 1;
         trees = segs * slots;
         const size_t perLevel = segs * (slots - 1);
-        forEachTier([&](auto t) {  // a tier's bucket holds 2 keys at the least, or more than the tier below holds
-            constexpr size_t fewest = t == 0 ? 2 : Tier<(t > 0 ? t - 1 : 0)>::nv + 1;
-            lists[t] = std::min(perLevel, n / fewest + 1);
+        size_t below = 1;  // a tier's bucket holds more keys than the tier below holds (tier 0's: 2 at the least)
+        forEachTier([&](auto t) {
+            lists[t] = std::min(perLevel, n / (below + 1) + 1);
+            below = TierAt<t>::nv;
         });
         lists[kCopyList] = std::min(perLevel, n) + n / Tuning::copyPiece + 1;
     }
@@ -1208,9 +1205,9 @@ struct ScratchSizes {
 // shared memory a block may have (a T4 stops at 8192 keys alone, 4096
 // key-value; an H200 takes the largest tier).
 inline size_t largestTier(const DeviceInfo& device, bool pairs) {
-    size_t keys = Tier<0>::nv;
+    size_t keys = TierAt<0>::nv;
     forEachTier([&](auto t) {
-        if (Tier<t>::sharedBytes(pairs) <= device.sharedPerBlockOptin) keys = Tier<t>::nv;
+        if (TierAt<t>::sharedBytes(pairs) <= device.sharedPerBlockOptin) keys = TierAt<t>::nv;
     });
     return keys;
 }
@@ -1238,7 +1235,11 @@ struct Problem {
     static_assert(sizeof(Key) == sizeof(uint32_t), "sample_sort moves keys as 32-bit words");
     const uint32_t* inWords() const { return reinterpret_cast<const uint32_t*>(d.in.get()); }
     uint32_t* outWords() { return reinterpret_cast<uint32_t*>(d.out.get()); }
-    void reserve(const ScratchSizes& s) {
+    void reserve(const ScratchSizes& s) {  // after the caller's device-memory check, which speaks first
+        if (s.segs > Plan::kSegmentMask) {
+            std::fprintf(stderr, "sample_sort: %zu keys make more segments a level than the plan counts\n", d.n);
+            std::exit(kExitBadArgument);
+        }
         sizes = s;
         keysA.allocate(d.n);
         keysB.allocate(d.n);
@@ -1319,7 +1320,7 @@ Plan runLevel(Problem<Key>& p, size_t cap, int level, WordSource src, const uint
         std::fprintf(stderr, "sample_sort: a task list outgrew its scratch (%s:%d)\n", __FILE__, __LINE__);
         std::exit(kExitCudaError);
     }
-    forEachTier([&](auto t) { launchBucketSorts<Tier<t>, kPairs>(p, t, plan.lists[t], keysOut, valuesOut); });
+    forEachTier([&](auto t) { launchBucketSorts<TierAt<t>, kPairs>(p, t, plan.lists[t], keysOut, valuesOut); });
     if (plan.lists[kCopyList]) {
         copyKernel<kPairs><<<plan.lists[kCopyList], Tuning::copyNt>>>(p.lists.get() + p.listBase[kCopyList], keysOut, valuesOut,
                                                                      p.outWords(), p.d.vout.get(), p.map());
@@ -1587,9 +1588,10 @@ int runSelftest() {
     expect(peerRank(0xFFFFFFFFu, 0) == 0 && peerRank(0xFFFFFFFFu, 31) == 31 && peerRank(0x80000001u, 31) == 1 &&
                peerRank(0x0000F0F0u, 12) == 4,
            "peerRank counts the peers on lower lanes");
-    // The bucket sort's pass schedule, the loop bucketSortKernel runs: keys alone after their any-order pass
-    // of up to kWideDigit bits; every bit of a bucket's range in exactly one pass, none wider than its
-    // counters, 8 bits a pass before the last (17 bits with values: 8 + 9, two passes).
+    // The bucket sort's pass schedule, the loop bucketSortKernel runs (keys alone start after their
+    // any-order pass of up to kWideDigit bits, as the kernel computes it): every bit of a bucket's range in
+    // exactly one pass, none wider than its counters, 8 bits a pass before the last, and no more passes
+    // than that needs (17 bits with values: 8 + 9, two).
     ok = true;
     auto schedule = [&](auto pairsTag) {
         constexpr bool pairs = decltype(pairsTag)::value;
@@ -1602,7 +1604,8 @@ int runSelftest() {
                 ok = ok && passBits <= stableBits(pairs) && (last || passBits == 8) && covered == at;
                 covered = at + std::min<unsigned>(passBits, bits - at), ++passes;
             });
-            ok = ok && covered == bits && (!pairs || bits != 17 || passes == 2);
+            const unsigned left = bits - first, widest = stableBits(pairs);
+            ok = ok && covered == bits && passes == (left == 0 ? 0 : left <= widest ? 1 : 1 + ceilDiv(left - widest, 8u));
         }
     };
     schedule(std::false_type{}), schedule(std::true_type{});

@@ -11,9 +11,9 @@ The notebook: one setup cell (a Colab form: its code hidden until opened)
 that shows the GPU, sets ARCH (sm_XX) from its compute capability, defines
 the helpers and writes the shared files; then per lesson, its cells tagged
 lesson:<folder> and needing nothing but the setup cell: its source and its
-newest committed H200 CSV as %%writefile cells, a cell that compiles it for
-ARCH (its exercises' compiles start in the background, two at a time) and
-runs it with --quick --csv, a cell that plots that CSV inline beside the
+newest committed H200 CSV as %%writefile cells, a cell that waits for its
+compile for ARCH (the setup cell queued every compile, two run at a time)
+and runs it with --quick --csv, a cell that plots that CSV inline beside the
 committed run, and one cell per exercise (the same file built with the
 exercise's -D macro, run on the input that shows the bug, with the failure
 it should print). No cell raises on a failed command: each prints the
@@ -128,7 +128,7 @@ def write_file_cell(relative, tag):
 SETUP = r"""
 # @title Setup: the GPU, ARCH, the helpers and the shared files (run this first; double-click to see the code)
 # ARCH is the -arch every compile uses, from the card's compute capability.
-import hashlib, os, re, shlex, subprocess, sys, threading
+import hashlib, os, pathlib, re, shlex, subprocess, sys, threading
 from IPython.display import Image, display
 try:
     gpu = subprocess.run(['nvidia-smi', '--query-gpu=name,compute_cap,memory.total', '--format=csv,noheader'],
@@ -179,6 +179,8 @@ def build(folder, program, binary=None, macro=None, ahead=False):
     with _lock:
         job = _jobs.get((folder, binary))
         if not job or (job['command'], job['source']) != (command, source):
+            if job in _queue:  # replaced before it started: it need not compile
+                _queue.remove(job)
             job = {'key': (folder, binary), 'command': command, 'source': source, 'ahead': ahead,
                    'done': threading.Event()}
             _jobs[job['key']] = job
@@ -224,7 +226,7 @@ from IPython.core.magic import register_cell_magic
 @register_cell_magic
 def writefile(line, cell):
     path, text = line.strip(), cell if cell.endswith('\n') else cell + '\n'
-    if os.path.exists(path) and open(path).read() == text:
+    if os.path.exists(path) and pathlib.Path(path).read_text() == text:
         print(f'{path}: unchanged')
         return
     print(('Overwriting ' if os.path.exists(path) else 'Writing ') + path)
@@ -271,7 +273,7 @@ def setup_cell(shared, present):
     return code("\n".join(lines), "setup", form=True)
 
 
-def build():
+def notebook_text():
     present = [(folder, program, title, exercises_of(folder, program), committed_csv(folder))
                for folder, program, title in present_lessons()]
     headers = sorted(p.relative_to(ROOT).as_posix() for p in (ROOT / "common").iterdir()
@@ -329,7 +331,7 @@ to the front of the queue.
 
 
 def main():
-    text = build()
+    text = notebook_text()
     if sys.argv[1:] == ["--check"]:
         if not NOTEBOOK.exists() or NOTEBOOK.read_text() != text:
             print(f"{NOTEBOOK.relative_to(ROOT)} is out of date: run scripts/make_notebook.py")

@@ -132,15 +132,15 @@ def read_run(path):
 def fill_library_rate(table):
     """A merge table (no passes column: every row reads and writes the same bytes) whose library row has
     no GB/s (Day 36's CSVs print '-'): its GB/s is the copy's scaled by the two times."""
-    if "passes" in table.header or "GB/s" not in table.header or "time (ms)" not in table.header:
-        return
+    if "passes" in table.header or "Gkeys/s" in table.header or "GB/s" not in table.header or "time (ms)" not in table.header:
+        return  # a sort's rows move their own numbers of passes
     rate, time = table.header.index("GB/s"), table.header.index("time (ms)")
-    copy = next((r for r in table.rows if r[0].startswith(COPY_PREFIXES) and len(r) > rate), None)
-    if copy is None or number(copy[rate]) is None or not number(copy[time]):
+    copy_row = next((r for r in table.rows if r[0].startswith(COPY_PREFIXES) and len(r) > rate), None)
+    if copy_row is None or number(copy_row[rate]) is None or not number(copy_row[time]):
         return
     for row in table.rows:
         if row[0].startswith(LIBRARY_PREFIXES) and len(row) > rate and number(row[rate]) is None and number(row[time]):
-            row[rate] = f"{number(copy[rate]) * number(copy[time]) / number(row[time]):.0f}"
+            row[rate] = f"{number(copy_row[rate]) * number(copy_row[time]) / number(row[time]):.0f}"
 
 
 def knob_columns(header):
@@ -302,7 +302,8 @@ def tables_to_draw(run, column):
         for summary in summaries:
             if not re.search(r"\bn=\d|\b\d{4,}\b", summary.title):  # no n in it
                 summary.title += f" ({rest})"
-        if not summaries:
+        header = members[0][1].header
+        if not summaries and (column or ("Gkeys/s" if "Gkeys/s" in header else "GB/s")) in header:
             tables.append(summary_of(rest, members, column))
     return tables
 
@@ -452,7 +453,7 @@ def draw(groups, runs, out):
                        width, color=colours[families.index(label) % len(colours)], hatch="//" if r else None,
                        label=f"{label}{card}")
             for label, climb in ([] if bars else panel.climbs.items()):  # the tick labels name the rows,
-                colour = colours[(families.index(label) if len(panel.climbs) > 1 else r) % len(colours)]
+                colour = colours[r % len(colours)]
                 ax.plot([names.index(n) for n, _ in climb], [v for _, v in climb], marker=markers[r % len(markers)],
                         linestyle=styles[r % len(styles)], color=colour, label=panel.run.label())  # the legend the run
             for name, value in panel.references:

@@ -74,7 +74,8 @@ def execute(notebook, scratch, client_class):
 
 
 def check(notebook, lessons, plots_expected):
-    """The failures in an executed notebook holding the given lessons' cells, and what it compiled and plotted."""
+    """The failures in an executed notebook holding the given lessons' cells (it prints what it compiled,
+    ran and plotted)."""
     first = next(c for c in notebook.cells if c.cell_type == "code")
     first_text = "".join(o.get("text", "") for o in first.get("outputs", []))
     has_gpu = "No GPU in this runtime" not in first_text
@@ -148,7 +149,7 @@ def main():
     # needs nothing but the setup cell.
     alone = next((lesson for lesson in lessons[1:] if lesson[0] == ALONE), None)
     alone_notebook = copy.deepcopy(notebook)
-    alone_notebook.cells = [c for c in notebook.cells if c.cell_type == "code" and
+    alone_notebook.cells = [c for c in alone_notebook.cells if c.cell_type == "code" and
                             set(c.metadata.get("tags", [])) & {"setup", f"lesson:{ALONE}"}]
     scratch = pathlib.Path(keep) if keep else pathlib.Path(tempfile.mkdtemp(prefix="notebook_test_"))
     print(f"running all {len(notebook.cells)} cells in {scratch / 'all'}", flush=True)

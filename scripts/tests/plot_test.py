@@ -77,7 +77,7 @@ def main():
         slices = drawn["scripts/tests/merge_path.csv"][0]
         expect(slices["x scale"] == "log", "Day 36's slice sizes (1, 4, ..., 256): a log axis")
 
-        # The copy and CUB lines wherever the table has them: Day 36's committed run prints '-' for CUB's GB/s.
+        # The copy and CUB lines on Day 36's tables too: its committed run prints '-' for CUB's GB/s.
         for name in ["scripts/tests/merge_path.csv", "day36-merge/h200-2026-12-01.csv"]:
             references = drawn[name][0]["references"]
             expect(any(r.startswith("cudaMemcpy") for r in references) and any(r.startswith("cub::DeviceMerge") for r in references),
@@ -123,7 +123,7 @@ def main():
                    any("NVIDIA H200" in r for r in runs + first["references"]) and
                    any("test sample" in r for r in runs + first["references"]) and
                    not any(t.startswith("step") for t in first["ticks"]),
-                   f"{learner} beside {h200}: each panel holds both runs' table of that name")
+                   f"{learner} beside {h200}: the first panel holds both runs' table of that name")
 
     print(f"{len(drawn)} plots drawn, {failures} failed")
     return 1 if failures else 0

@@ -604,7 +604,7 @@ template <class T, class Key, class Value> void addPath(std::vector<Row<Key, Val
 }
 
 // The seed rows (their knobs come from the sweep options or verify's list), then every compiled production shape.
-// README "tried, did not pay" lists the shapes that left.
+// NOTES.md "Rows that left the table" lists the shapes that left.
 template <class Key, class Value>
 std::vector<Row<Key, Value>> variantTable(const std::vector<SeedKnobs>& seed, size_t total) {
     std::vector<Row<Key, Value>> rows;

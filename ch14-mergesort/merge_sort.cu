@@ -34,7 +34,7 @@
 
 #include <cuda_pipeline.h>
 
-#include <climits>
+#include <numeric>
 #include <functional>
 #include <map>
 #include <utility>
@@ -46,7 +46,8 @@
 // The course's co-rank in its own form (bisection on i, midpoint rounded up,
 // three outcomes) with one change, the tie rule: its first test A[i] <
 // B[j - 1] takes a B equal to an untaken A (unstable, invisible to a values
-// check); A[i] <= B[j - 1] takes the A first. (It repeats in each merge lesson.)
+// check); A[i] <= B[j - 1] takes the A first. (Each merge lesson keeps its own
+// form on purpose; Part B's mergePath is ch12-merge-tiled's co_rank.)
 
 template <class Key, class Less>
 __host__ __device__ inline void co_rank(size_t k, const Key* A, size_t m, const Key* B, size_t n,
@@ -203,7 +204,7 @@ bool seedExamples() {
 template <int kNt, int kVt, int kBlockNt, int kBlockVt, int kKeysMergeBlocks = 0> struct Tuning {
     static constexpr int nt = kNt, vt = kVt, nv = kNt * kVt;
     static constexpr int blockNt = kBlockNt, blockVt = kBlockVt, tile = kBlockNt * kBlockVt;
-    static constexpr int keysMergeBlocks = blocksFromSm80(kKeysMergeBlocks);  // keys-alone passes' blocks an SM (none on a T4)
+    static constexpr int keysMergeBlocks = blocksFromSm80(kKeysMergeBlocks);  // keys-alone passes' blocks an SM (none in an sm_75 build)
     // A buffer: its keys, a slot for the sentinel, whole 16-byte chunks. The
     // block sort has one (it merges into registers), a pass two (ping-pong).
     static constexpr int tileSlots = (tile + 4) / 4 * 4, nvSlots = (nv + 4) / 4 * 4;

@@ -294,8 +294,8 @@ short cell; drop it for the full sizes) and `--csv`, and plots its run beside
 the committed H200 run. The exercise cells build the same file with an injected
 bug and show the check that catches it: those runs are meant to fail (exit 1).
 
-Compiling takes time: Run all spends about 4 minutes compiling on a Colab T4
-runtime, which has two cores ({RUN_ALL_COMPILE}). The setup
+Compiling takes time: Run all takes about 4 minutes on a 2-core machine such as
+a Colab T4 runtime, nearly all of it compiling ({RUN_ALL_COMPILE}). The setup
 cell queues every compile, and two run at a time in the background, so later
 lessons compile while earlier ones run; a lesson's own cell moves its compile
 to the front of the queue.

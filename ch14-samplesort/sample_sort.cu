@@ -1212,11 +1212,26 @@ inline size_t largestTier(const DeviceInfo& device, bool pairs) {
     return keys;
 }
 
-// One sort on the device: the caller's buffers, plus scratch for every row.
+// What one sort reads and writes, as 32-bit words (map: the caller's keys to
+// ordered ranks and back); n keys, with values when valuesIn is set.
+struct SortWords {
+    const uint32_t *in, *valuesIn;
+    uint32_t *out, *valuesOut;
+    size_t n;
+    RankMap map;
+    bool pairs() const { return valuesIn != nullptr; }
+};
 template <class Key>
-struct Problem {
-    SortBuffers<Key> d;
-    bool descending = false;
+SortWords sortWordsOf(SortBuffers<Key>& d, size_t n, bool descending) {
+    static_assert(sizeof(Key) == sizeof(uint32_t), "sample_sort moves keys as 32-bit words");
+    return {reinterpret_cast<const uint32_t*>(d.in.get()), d.pairs ? d.vin.get() : nullptr,
+            reinterpret_cast<uint32_t*>(d.out.get()), d.vout.get(), n, rankMapOf<Key>(descending ? ~0u : 0u)};
+}
+
+// The sort's scratch, the same for every key type: the levels' keys and
+// values, trees, histogram rows, segments, task lists and plan. Sized once
+// (reserve) for the largest sort it will run; sample_sort_gpus.cu keeps one a GPU.
+struct SortScratch {
     DeviceBuffer<uint32_t> keysA, keysB, valuesA, valuesB, trees, counts;
     DeviceBuffer<uint64_t> offsets, sums;
     DeviceBuffer<uint8_t> leaves;  // keys alone: each key's tree leaf, from the histogram to the scatter
@@ -1224,27 +1239,18 @@ struct Problem {
     DeviceBuffer<Task> lists;
     DeviceBuffer<size_t> listMeta;  // bases, then capacities
     DeviceBuffer<Plan> plan;
-    ScratchSizes sizes;
     size_t listBase[kLists] = {};
     Balance balance;  // of the last sort
 
-    Problem(const std::vector<Key>& input, bool pairs, bool desc) : d(uploadSort(input, pairs)), descending(desc) {}
-    void poison() { d.poison(); }
-    RankMap map() const { return rankMapOf<Key>(descending ? ~0u : 0u); }
-    // The kernels move 4-byte keys as words (map() gives them their order).
-    static_assert(sizeof(Key) == sizeof(uint32_t), "sample_sort moves keys as 32-bit words");
-    const uint32_t* inWords() const { return reinterpret_cast<const uint32_t*>(d.in.get()); }
-    uint32_t* outWords() { return reinterpret_cast<uint32_t*>(d.out.get()); }
-    void reserve(const ScratchSizes& s) {  // after the caller's device-memory check, which speaks first
+    void reserve(size_t n, bool pairs, const ScratchSizes& s) {  // after the caller's device-memory check, which speaks first
         if (s.segs > Plan::kSegmentMask) {
-            std::fprintf(stderr, "sample_sort: %zu keys make more segments a level than the plan counts\n", d.n);
+            std::fprintf(stderr, "sample_sort: %zu keys make more segments a level than the plan counts\n", n);
             std::exit(kExitBadArgument);
         }
-        sizes = s;
-        keysA.allocate(d.n);
-        keysB.allocate(d.n);
-        if (!d.pairs) leaves.allocate(d.n);
-        if (d.pairs) valuesA.allocate(d.n), valuesB.allocate(d.n);
+        keysA.allocate(n);
+        keysB.allocate(n);
+        if (!pairs) leaves.allocate(n);
+        if (pairs) valuesA.allocate(n), valuesB.allocate(n);
         trees.allocate(s.trees);
         counts.allocate(s.counts);
         offsets.allocate(s.counts);
@@ -1260,9 +1266,19 @@ struct Problem {
     }
 };
 
-// The scan of n histogram counts into offsets.
+// One sort of the lesson: the caller's key-typed buffers and the scratch.
 template <class Key>
-void scanCounts(Problem<Key>& p, size_t count) {
+struct Problem {
+    SortBuffers<Key> d;
+    bool descending = false;
+    SortScratch scratch;
+    Problem(const std::vector<Key>& input, bool pairs, bool desc) : d(uploadSort(input, pairs)), descending(desc) {}
+    void poison() { d.poison(); }
+    void reserve(const ScratchSizes& s) { scratch.reserve(d.n, d.pairs, s); }
+};
+
+// The scan of n histogram counts into offsets.
+inline void scanCounts(SortScratch& p, size_t count) {
     const unsigned blocks = gridFor(count, Tuning::scanNv, "scanCounts");
     scanSumsKernel<<<blocks, Tuning::scanNt>>>(p.counts.get(), count, p.sums.get());
     CUDA_CHECK_LAUNCH("scanSumsKernel");
@@ -1272,8 +1288,8 @@ void scanCounts(Problem<Key>& p, size_t count) {
     CUDA_CHECK_LAUNCH("scanStretchKernel");
 }
 
-template <class Tier, bool kPairs, class Key>
-void launchBucketSorts(Problem<Key>& p, int list, unsigned count, const uint32_t* keys, const uint32_t* values) {
+template <class Tier, bool kPairs>
+void launchBucketSorts(SortScratch& p, const SortWords& io, int list, unsigned count, const uint32_t* keys, const uint32_t* values) {
     if (!count) return;
     const size_t shared = Tier::sharedBytes(kPairs);
     // The opt-in past 48 KiB belongs to the current device: set at every
@@ -1281,16 +1297,16 @@ void launchBucketSorts(Problem<Key>& p, int list, unsigned count, const uint32_t
     // sample_sort_gpus.cu does, a thread each) has it on each of them.
     CUDA_CHECK(cudaFuncSetAttribute(bucketSortKernel<Tier, kPairs>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                     static_cast<int>(shared)));
-    bucketSortKernel<Tier, kPairs><<<count, Tier::nt, shared>>>(p.lists.get() + p.listBase[list], keys, values,
-                                                                p.outWords(), p.d.vout.get(), p.map());
+    bucketSortKernel<Tier, kPairs><<<count, Tier::nt, shared>>>(p.lists.get() + p.listBase[list], keys, values, io.out,
+                                                                io.valuesOut, io.map);
     CUDA_CHECK_LAUNCH("bucketSortKernel");
 }
 
 // One level: splitters, histogram, scan, scatter, classify; then the host
 // reads the plan (a few bytes: the one wait per level), sorts this level's
 // small buckets and sizes the next level's grids.
-template <class Key, int kLevels, bool kPairs>
-Plan runLevel(Problem<Key>& p, size_t cap, int level, WordSource src, const uint32_t* valuesIn, unsigned numSegs,
+template <int kLevels, bool kPairs>
+Plan runLevel(SortScratch& p, const SortWords& io, size_t cap, int level, WordSource src, const uint32_t* valuesIn, unsigned numSegs,
               size_t numTiles) {
     constexpr int slots = 2 << kLevels;
     const Segment* segs = p.segs[level & 1].get();
@@ -1320,10 +1336,10 @@ Plan runLevel(Problem<Key>& p, size_t cap, int level, WordSource src, const uint
         std::fprintf(stderr, "sample_sort: a task list outgrew its scratch (%s:%d)\n", __FILE__, __LINE__);
         std::exit(kExitCudaError);
     }
-    forEachTier([&](auto t) { launchBucketSorts<TierAt<t>, kPairs>(p, t, plan.lists[t], keysOut, valuesOut); });
+    forEachTier([&](auto t) { launchBucketSorts<TierAt<t>, kPairs>(p, io, t, plan.lists[t], keysOut, valuesOut); });
     if (plan.lists[kCopyList]) {
         copyKernel<kPairs><<<plan.lists[kCopyList], Tuning::copyNt>>>(p.lists.get() + p.listBase[kCopyList], keysOut, valuesOut,
-                                                                     p.outWords(), p.d.vout.get(), p.map());
+                                                                     io.out, io.valuesOut, io.map);
         CUDA_CHECK_LAUNCH("copyKernel");
     }
     return plan;
@@ -1331,9 +1347,9 @@ Plan runLevel(Problem<Key>& p, size_t cap, int level, WordSource src, const uint
 
 // The level loop: the first level reads the caller's keys, later ones the
 // ordered keys the level before wrote; it ends when no bucket is too big.
-template <class Key, int kLevels, bool kPairs>
-void sampleSortAs(Problem<Key>& p, size_t cap) {
-    const size_t n = p.d.n;
+template <int kLevels, bool kPairs>
+void sampleSortAs(SortScratch& p, const SortWords& io, size_t cap) {
+    const size_t n = io.n;
     p.balance = {n, kPairs, {}};
     if (n == 0) return;
     firstSegmentKernel<<<1, 1>>>(p.segs[0].get(), n);
@@ -1347,9 +1363,8 @@ void sampleSortAs(Problem<Key>& p, size_t cap) {
             std::exit(kExitCheckFailed);
         }
         const Plan plan = level == 0
-            ? runLevel<Key, kLevels, kPairs>(p, cap, 0, WordSource{p.inWords(), p.map()},
-                                             p.d.vin.get(), numSegs, numTiles)
-            : runLevel<Key, kLevels, kPairs>(p, cap, level, WordSource{level & 1 ? p.keysA.get() : p.keysB.get(), RankMap{}},
+            ? runLevel<kLevels, kPairs>(p, io, cap, 0, WordSource{io.in, io.map}, io.valuesIn, numSegs, numTiles)
+            : runLevel<kLevels, kPairs>(p, io, cap, level, WordSource{level & 1 ? p.keysA.get() : p.keysB.get(), RankMap{}},
                                              level & 1 ? p.valuesA.get() : p.valuesB.get(), numSegs, numTiles);
         p.balance.levels.push_back({numSegs, keys, plan});
         keys -= plan.keysToBlocks + plan.keysEqual;
@@ -1358,11 +1373,12 @@ void sampleSortAs(Problem<Key>& p, size_t cap) {
     }
 }
 
-template <class Key>
-void sampleSort(Problem<Key>& p, const SortConfig& c) {
-    if (c.levels == 8) p.d.pairs ? sampleSortAs<Key, 8, true>(p, c.cap) : sampleSortAs<Key, 8, false>(p, c.cap);
-    else p.d.pairs ? sampleSortAs<Key, 4, true>(p, c.cap) : sampleSortAs<Key, 4, false>(p, c.cap);
+inline void sampleSort(SortScratch& p, const SortWords& io, const SortConfig& c) {
+    if (c.levels == 8) io.pairs() ? sampleSortAs<8, true>(p, io, c.cap) : sampleSortAs<8, false>(p, io, c.cap);
+    else io.pairs() ? sampleSortAs<4, true>(p, io, c.cap) : sampleSortAs<4, false>(p, io, c.cap);
 }
+template <class Key>
+void sampleSort(Problem<Key>& p, const SortConfig& c) { sampleSort(p.scratch, sortWordsOf(p.d, p.d.n, p.descending), c); }
 
 // ======================================================= inputs and reference
 
@@ -1720,8 +1736,8 @@ int runDistribution(const SortOptions& o, const Run& run, SortShape dist, const 
     std::vector<Balance> balances;
     for (auto& row : rows) {
         if (!checkRow(row, p, input, want, SortCheck::Stable, name)) return kExitCheckFailed;
-        row.passes = p.balance.passes();
-        balances.push_back(p.balance);
+        row.passes = p.scratch.balance.passes();
+        balances.push_back(p.scratch.balance);
     }
     if (!checkRow(mergeRow, p, input, want, merge.rule(), name) || !checkRow(radixRow, p, input, want, radix.rule(), name))
         return kExitCheckFailed;

@@ -210,7 +210,7 @@ __global__ void __launch_bounds__(Tuning::nt) destinationScatterKernel(const Key
 // ============================================================ the pipeline
 
 // One GPU's share: its n keys (values: their global indices), what it
-// sends, and a sample_sort Problem whose input is what it receives.
+// sends, what it receives (sorted there by sample_sort, with its scratch).
 template <class Key>
 struct Part {
     int device = 0;
@@ -224,10 +224,11 @@ struct Part {
     DeviceBuffer<Splitters> splitters;
     DeviceBuffer<uint64_t> counts, offsets;
     DeviceBuffer<unsigned char> temp;  // CUB's scan and the samples' sort
-    Problem<Key> local;
-    size_t capacity = 0;  // of local's buffers
+    SortBuffers<Key> recv;  // what arrives (in, vin) and, sorted, the GPU's share of the output (out, vout)
+    SortScratch scratch;    // sample_sort's
+    size_t capacity = 0;    // of recv and scratch
     size_t sendStart[kMaxGpus] = {};
-    Part(bool pairs, bool descending) : local(std::vector<Key>{}, pairs, descending) {}
+    explicit Part(bool pairs) { recv.pairs = pairs; }
 };
 
 enum Phase { kSample, kSplitters, kBucket, kExchange, kLocalSort, kPhases };
@@ -293,7 +294,7 @@ template <class Key>
 void setUp(Cluster<Key>& c, const Gpus& gpus, size_t n, bool pairs, bool descending, const std::vector<Key>& input) {
     c.gpus = gpus.count, c.pairs = pairs, c.flip = descending ? ~0u : 0u;
     for (int g = 0; g < c.gpus; ++g) {
-        c.parts.push_back(std::make_unique<Part<Key>>(pairs, descending));
+        c.parts.push_back(std::make_unique<Part<Key>>(pairs));
         c.parts[g]->device = g, c.parts[g]->comm = gpus.comms[g], c.parts[g]->stream = gpus.streams[g];
     }
     CUDA_CHECK(cudaSetDevice(0));
@@ -322,8 +323,8 @@ void setUp(Cluster<Key>& c, const Gpus& gpus, size_t n, bool pairs, bool descend
 template <class Key>
 void poisonAll(Cluster<Key>& c) {
     c.onEachGpu([](int, Part<Key>& p) {
-        p.sendKeys.poison(), p.sendValues.poison(), p.local.d.in.poison(), p.local.d.vin.poison();
-        p.local.poison();
+        p.sendKeys.poison(), p.sendValues.poison(), p.recv.in.poison(), p.recv.vin.poison();
+        p.recv.poison();
     });
 }
 
@@ -331,11 +332,9 @@ void poisonAll(Cluster<Key>& c) {
 template <class Key>
 void reserveReceive(Cluster<Key>& c, Part<Key>& p, size_t m) {
     if (m <= p.capacity && p.capacity) return;
-    SortBuffers<Key>& d = p.local.d;
-    d.in.allocate(m), d.out.allocate(m);
-    if (c.pairs) d.vin.allocate(m), d.vout.allocate(m);
-    d.n = m;  // reserve sizes sample_sort's key buffers by d.n; each sort then sets its own count
-    p.local.reserve(ScratchSizes(m, c.config));  // sized for m: enough for any count up to m
+    p.recv.in.allocate(m), p.recv.out.allocate(m);
+    if (c.pairs) p.recv.vin.allocate(m), p.recv.vout.allocate(m);
+    p.scratch.reserve(m, c.pairs, ScratchSizes(m, c.config));  // sized for m: enough for any count up to m
     p.capacity = m;
 }
 
@@ -410,10 +409,10 @@ std::array<double, kPhases> sortAcross(Cluster<Key>& c) {
     c.onEachGpu([&](int g, Part<Key>& p) {
         for (int q = 0; q < gpus; ++q) {
             NCCL_CHECK(ncclSend(p.sendKeys.get() + p.sendStart[q], c.send[g][q], ncclUint32, q, p.comm, p.stream));
-            NCCL_CHECK(ncclRecv(p.local.d.in.get() + c.recvStart[g][q], c.send[q][g], ncclUint32, q, p.comm, p.stream));
+            NCCL_CHECK(ncclRecv(p.recv.in.get() + c.recvStart[g][q], c.send[q][g], ncclUint32, q, p.comm, p.stream));
             if (!c.pairs) continue;
             NCCL_CHECK(ncclSend(p.sendValues.get() + p.sendStart[q], c.send[g][q], ncclUint32, q, p.comm, p.stream));
-            NCCL_CHECK(ncclRecv(p.local.d.vin.get() + c.recvStart[g][q], c.send[q][g], ncclUint32, q, p.comm, p.stream));
+            NCCL_CHECK(ncclRecv(p.recv.vin.get() + c.recvStart[g][q], c.send[q][g], ncclUint32, q, p.comm, p.stream));
         }
     });
     NCCL_CHECK(ncclGroupEnd());
@@ -426,8 +425,7 @@ std::array<double, kPhases> sortAcross(Cluster<Key>& c) {
         threads.emplace_back([&c, g] {
             Part<Key>& p = *c.parts[g];
             CUDA_CHECK(cudaSetDevice(p.device));
-            p.local.d.n = c.received[g];
-            sampleSort(p.local, c.config);
+            sampleSort(p.scratch, sortWordsOf(p.recv, c.received[g], c.flip != 0), c.config);
             CUDA_CHECK(cudaDeviceSynchronize());
         });
     for (auto& t : threads) t.join();
@@ -448,10 +446,10 @@ double allToAllMs(Cluster<Key>& c, const TimingPlan& plan) {
         c.onEachGpu([&](int, Part<Key>& p) {
             for (int q = 0; q < c.gpus; ++q) {
                 NCCL_CHECK(ncclSend(p.sendKeys.get() + q * per, per, ncclUint32, q, p.comm, p.stream));
-                NCCL_CHECK(ncclRecv(p.local.d.in.get() + q * per, per, ncclUint32, q, p.comm, p.stream));
+                NCCL_CHECK(ncclRecv(p.recv.in.get() + q * per, per, ncclUint32, q, p.comm, p.stream));
                 if (!c.pairs) continue;
                 NCCL_CHECK(ncclSend(p.sendValues.get() + q * per, per, ncclUint32, q, p.comm, p.stream));
-                NCCL_CHECK(ncclRecv(p.local.d.vin.get() + q * per, per, ncclUint32, q, p.comm, p.stream));
+                NCCL_CHECK(ncclRecv(p.recv.vin.get() + q * per, per, ncclUint32, q, p.comm, p.stream));
             }
         });
         NCCL_CHECK(ncclGroupEnd());
@@ -550,8 +548,8 @@ bool clusterMatches(const std::string& what, Cluster<Key>& c, const std::vector<
     std::vector<std::vector<uint32_t>> values(c.gpus);
     c.onEachGpu([&](int g, Part<Key>& p) {
         keys[g].resize(c.received[g]);
-        p.local.d.out.download(keys[g].data(), c.received[g]);
-        if (c.pairs) values[g].resize(c.received[g]), p.local.d.vout.download(values[g].data(), c.received[g]);
+        p.recv.out.download(keys[g].data(), c.received[g]);
+        if (c.pairs) values[g].resize(c.received[g]), p.recv.vout.download(values[g].data(), c.received[g]);
     });
     return partsMatch(what, input, keys, values, c.pairs, descending);
 }

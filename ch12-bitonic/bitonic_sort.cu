@@ -719,12 +719,6 @@ std::vector<Key> launchedOn(DeviceBuffer<Key>& d, const std::vector<Key>& keys, 
     d.download(got.data(), got.size());
     return got;
 }
-// The gate: every row on a poisoned output, launched, synchronized, compared exactly.
-template <class Key>
-bool gate(const std::vector<Row<Key>>& rows, SortBuffers<Key>& d, const std::vector<Key>& input,
-          const SortReference<Key>& want, const std::string& label, SortCheck rule = SortCheck::Permutation) {
-    return checkRows(rows, d, [&](const std::string& what) { return sortMatches(what, d, input, want, rule); }, label);
-}
 
 // The seed's worked examples from real launches (int32 keys, ascending), checked against the seed's answers.
 inline bool seedExamples() {
@@ -802,7 +796,8 @@ bool verifyKeyType(const SortOptions& o, const Run& run) {
             const auto rows = variantRows<Key>(c.n, d == 1, run);
             for (int pairs = 0; pairs < 2; ++pairs, runs += rows.size()) {
                 SortBuffers<Key> buffers = uploadSort(input, pairs == 1);
-                ok = gate(rows, buffers, input, want, sortCaseLabel<Key>(sortShapeName(c.shape), c.n, d, pairs)) && ok;
+                ok = checkSortRows(rows, buffers, buffers, input, want, SortCheck::Permutation,
+                                   sortCaseLabel<Key>(sortShapeName(c.shape), c.n, d, pairs)) && ok;
             }
         }
     }
@@ -836,21 +831,15 @@ int runLesson(const SortOptions& o, const Run& run) {
     for (const Version& v : versions())
         if (!v.accepts(n) && run.wants(v.name)) std::printf("%s: skipped, n = %zu is not a power of two\n", v.name, n);
     const auto rows = variantRows<Key>(n, o.descending, run);
-    using Lib = LibrarySort<Key>;
-    Lib merge(Lib::Kind::Merge, d, o.descending), radix(Lib::Kind::Radix, d, o.descending);
-    const Row<Key> mergeRow{merge.name(), {}, [&](SortBuffers<Key>&) { merge(); }, 0};
-    const Row<Key> radixRow{radix.name(), {}, [&](SortBuffers<Key>&) { radix(); }, 0};
-    bool ok = gate(rows, d, input, want, label) && seedOk && stepsOk;
-    ok = gate({mergeRow}, d, input, want, label, merge.rule()) && gate({radixRow}, d, input, want, label, radix.rule()) && ok;
+    LibraryRows<Key, SortBuffers<Key>> cub(d, o.descending);
+    bool ok = checkSortRows(rows, d, d, input, want, SortCheck::Permutation, label) && seedOk && stepsOk;
+    ok = cub.check(d, d, input, want, label) && ok;
     if (!ok) return std::printf("a check failed: nothing is timed\n"), kExitCheckFailed;
     std::printf("checked on poisoned outputs, %s: %zu rows exact (values a permutation), %s exact (stable), %s exact "
-                "(+-0 may swap)\n", label.c_str(), rows.size(), merge.name().c_str(), radix.name().c_str());
+                "(+-0 may swap)\n", label.c_str(), rows.size(), cub.merge.name().c_str(), cub.radix.name().c_str());
     std::printf("passes over memory: a copy + one per (k, j) = 1 + sum of log2(k) = %zu\n", passPerDistancePlan(n, Step::AnyPass).size());
     if (!run.timing || n == 0 || rows.empty()) return std::printf("\n%s: checks only\n", run.timing ? "nothing to time" : "--no-timing"), kExitPass;
-    TimedTable<SortBuffers<Key>> spec{"bitonic sort, " + label, {{"direction", 16}, {"global j/pass", 13}, {"passes", 6}},
-                                      d.bytesPerPass(), static_cast<double>(n), [&] { d.copy(); }, mergeRow};
-    spec.others = {radixRow};
-    timeRows(spec, rows, d, run, &csv);
+    timeRows(cub.table("bitonic sort, " + label, {{"direction", 16}, {"global j/pass", 13}, {"passes", 6}}, d), rows, d, run, &csv);
     return kExitPass;
 }
 

@@ -981,13 +981,9 @@ template <class Key>
 bool checkInput(const std::vector<Key>& input, Sorting<Key>& s, const std::vector<Row<Key>>& rows, const std::string& label,
                 bool announce) {
     const SortReference<Key> want = stableReference(input, s.d, s.descending, kHostReferenceLimit);
-    using Lib = LibrarySort<Key>;
-    Lib merge(Lib::Kind::Merge, s.d, s.descending), radix(Lib::Kind::Radix, s.d, s.descending);
-    const Row<Key> mergeRow{merge.name(), {}, [&](Sorting<Key>&) { merge(); }}, radixRow{radix.name(), {}, [&](Sorting<Key>&) { radix(); }};
-    auto checkAs = [&](SortCheck rule) { return [&, rule](const std::string& what) { return sortMatches(what, s.d, input, want, rule); }; };
-    return checkRows(rows, s, checkAs(SortCheck::Stable), label, announce) &&
-           (input.size() > kHostReferenceLimit || checkRows({mergeRow}, s, checkAs(merge.rule()), label, announce)) &&
-           checkRows({radixRow}, s, checkAs(radix.rule()), label, announce);
+    LibraryRows<Key, Sorting<Key>> cub(s.d, s.descending);
+    return checkSortRows(rows, s, s.d, input, want, SortCheck::Stable, label, announce) &&
+           cub.check(s, s.d, input, want, label, announce, input.size() <= kHostReferenceLimit);
 }
 
 template <class Key> int verifyAs(const SortOptions& o, const Run& run) {
@@ -1050,12 +1046,9 @@ int runShape(const SortOptions& o, const Run& run, SortShape shape, CsvFile& csv
     std::printf("%s: %zu rows and both CUB sorts match the reference exactly%s\n", label.c_str(), rows.size(),
                 o.pairs ? " (keys, and every value is the original index the stable order puts there)" : "");
     if (!run.timing || o.n == 0 || rows.empty()) return kExitPass;
-    using Lib = LibrarySort<Key>;
-    Lib merge(Lib::Kind::Merge, s.d, o.descending), radix(Lib::Kind::Radix, s.d, o.descending);
-    TimedTable<Sorting<Key>> spec{"merge sort, " + label, {{"tile", 6}, {"merge nv", 8}, {"passes", 6}}, s.d.bytesPerPass(),
-                                  static_cast<double>(o.n), [&] { s.d.copy(); }, {merge.name(), {}, [&](Sorting<Key>&) { merge(); }, 0}};
-    spec.others = {{radix.name(), {}, [&](Sorting<Key>&) { radix(); }, 0}};
-    const TimedRows t = timeRows(spec, rows, s, run, &csv);
+    LibraryRows<Key, Sorting<Key>> cub(s.d, o.descending);
+    const TimedRows t = timeRows(cub.table("merge sort, " + label, {{"tile", 6}, {"merge nv", 8}, {"passes", 6}}, s.d), rows, s,
+                                 run, &csv);
     summary.push_back({sortShapeName(shape), t.ms[t.best], t.libraryMs, t.othersMs[0]});
     const std::string best = rows[t.best].name;
     if (summary.size() == 1 && s.plans.count(best))  // the passes of the fastest row

@@ -21,10 +21,9 @@
 // ranges, peer rank), "block-level helpers" (warp ranks, block scans,
 // counting a tile), "kernels" (splitters, histogram, scan, the scatter and
 // its steps, the classify kernel and its steps, the bucket sort and its
-// steps, copy), "launchers" (scratch sizes, the level loop); "inputs and
-// reference"; "the variant table"; "selftest"; "the lesson"; "main".
-// sample_sort_gpus.cu includes this file (with SAMPLE_SORT_NO_MAIN) and runs
-// Part B as it is on every GPU's share of the keys.
+// steps, copy), "launchers" (scratch, the level loop); "the variant table";
+// "selftest"; "the lesson"; "main". sample_sort_gpus.cu includes this file
+// (SAMPLE_SORT_NO_MAIN) and runs Part B as it is on every GPU's share of the keys.
 // Change: --n, --key, --pairs, --descending, --input/--dist, --only; the
 // Tuning struct (buckets per level, oversampling, tile). Exercise (README.md):
 // build with -DEXERCISE_UNSTABLE_RANK: the stable ranks turn unstable, which
@@ -147,15 +146,14 @@ SeedRun seedPipeline(const std::vector<uint32_t>& a, const std::vector<uint32_t>
     dSplitters.upload(splitters.data(), ns);
     CUDA_CHECK(cudaMemset(dCount.get(), 0, base * sizeof(unsigned)));
     const unsigned blocks = gridFor(n, 256, "seed pipeline");
+    auto get = [](const auto& from, auto& to, size_t count) { to.resize(count), from.download(to.data(), count); };
     SeedRun r;
-    r.bucket.resize(n);
-    r.count.resize(base);
     seedBucketKernel<<<blocks, 256>>>(dA.get(), n, dSplitters.get(), ns, dBucket.get());
     CUDA_CHECK_LAUNCH("seedBucketKernel");
     seedHistogramKernel<<<blocks, 256>>>(dBucket.get(), n, dCount.get());
     CUDA_CHECK_LAUNCH("seedHistogramKernel");
-    dBucket.download(r.bucket.data(), n);
-    dCount.download(r.count.data(), base);
+    get(dBucket, r.bucket, n);
+    get(dCount, r.count, base);
     if (!withSort) return r;
     seedScanKernel<<<1, base, 2 * base * sizeof(unsigned)>>>(dCount.get(), dOffset.get(), base);
     CUDA_CHECK_LAUNCH("seedScanKernel");
@@ -163,16 +161,12 @@ SeedRun seedPipeline(const std::vector<uint32_t>& a, const std::vector<uint32_t>
     CUDA_CHECK_LAUNCH("seedRankKernel");
     seedScatterKernel<<<blocks, 256>>>(dA.get(), n, dBucket.get(), dOffset.get(), dRank.get(), dOut.get());
     CUDA_CHECK_LAUNCH("seedScatterKernel");
-    r.rank.resize(n);
-    r.offset.resize(base);
-    r.scattered.resize(n);
-    r.sorted.resize(n);
-    dRank.download(r.rank.data(), n);
-    dOffset.download(r.offset.data(), base);
-    dOut.download(r.scattered.data(), n);
+    get(dRank, r.rank, n);
+    get(dOffset, r.offset, base);
+    get(dOut, r.scattered, n);
     seedBucketSortKernel<<<1, base>>>(dOut.get(), dOffset.get(), dCount.get(), base);
     CUDA_CHECK_LAUNCH("seedBucketSortKernel");
-    dOut.download(r.sorted.data(), n);
+    get(dOut, r.sorted, n);
     return r;
 }
 
@@ -1380,13 +1374,8 @@ inline void sampleSort(SortScratch& p, const SortWords& io, const SortConfig& c)
 template <class Key>
 void sampleSort(Problem<Key>& p, const SortConfig& c) { sampleSort(p.scratch, sortWordsOf(p.d, p.d.n, p.descending), c); }
 
-// ======================================================= inputs and reference
-
-// The distributions and the host reference are common's (inputs.hpp:
-// makeSortInput; sort_buffers.cuh: referenceSort, an LSD radix sort of
-// (rank, index), stable by construction).
-
 // ======================================================== the variant table
+// (The inputs and the host reference are common's: makeSortInput, referenceSort.)
 
 template <class Key>
 using Row = Variant<Problem<Key>>;
@@ -1644,32 +1633,16 @@ int runSelftest() {
 
 // =============================================================== the lesson
 
-// Checks one row against the reference with its rule; prints the first difference.
-template <class Key>
-bool checkRow(const Row<Key>& row, Problem<Key>& p, const std::vector<Key>& input, const SortReference<Key>& want,
-              SortCheck rule, const std::string& label) {
-    return checkRows<Problem<Key>>({row}, p, [&](const std::string& what) { return sortMatches(what, p.d, input, want, rule); },
-                                   label);
-}
-
-template <class Key>
-std::string balanceLine(const Balance& b) {
+// One sort's balance: a line for the sort, then one a level.
+void printBalance(const std::string& name, const Balance& b, int k) {
     size_t blocks = 0, keysToBlocks = 0, equal = 0;
     for (const auto& l : b.levels) {
         for (int t = 0; t < kCopyList; ++t) blocks += l.plan.lists[t];
-        keysToBlocks += l.plan.keysToBlocks;
-        equal += l.plan.keysEqual;
+        keysToBlocks += l.plan.keysToBlocks, equal += l.plan.keysEqual;
     }
-    char text[256];
-    std::snprintf(text, sizeof text, "%zu level%s, %zu buckets sorted in one block (mean %.0f keys), %zu keys in "
-                  "equality buckets, %.2f passes over memory", b.levels.size(), b.levels.size() == 1 ? "" : "s", blocks,
-                  blocks ? static_cast<double>(keysToBlocks) / blocks : 0.0, equal, b.passes());
-    return text;
-}
-
-template <class Key>
-void printBalance(const std::string& name, const Balance& b, int k) {
-    std::printf("balance of %s: %s\n", name.c_str(), balanceLine<Key>(b).c_str());
+    std::printf("balance of %s: %zu level%s, %zu buckets sorted in one block (mean %.0f keys), %zu keys in equality "
+                "buckets, %.2f passes over memory\n", name.c_str(), b.levels.size(), b.levels.size() == 1 ? "" : "s",
+                blocks, blocks ? static_cast<double>(keysToBlocks) / blocks : 0.0, equal, b.passes());
     for (size_t l = 0; l < b.levels.size(); ++l) {
         const auto& lv = b.levels[l];
         const double mean = lv.plan.nonEmpty ? static_cast<double>(lv.keys) / lv.plan.nonEmpty : 0;
@@ -1687,25 +1660,20 @@ int runVerifyAs(const Run& run) {
     int failed = 0, cases = 0;
     const size_t sizes[] = {0, 1, 2, 3, 5, 17, 31, 33, 1000, 1023, 1025, 2047, 2049, 4097, 16383, 16385, 65537, 1000003, (1u << 22) + 3};
     for (const auto& [dist, name] : sortShapeNames())
-        for (size_t n : sizes) {
-            const bool big = n > 65537;
+        for (size_t n : sizes)
             for (int mode = 0; mode < 4; ++mode) {  // pairs ascending; keys descending; pairs descending (smaller); keys ascending
                 const bool pairs = mode == 0 || mode == 2, descending = mode == 1 || mode == 2;
-                if (mode == 2 && big) continue;
+                if (mode == 2 && n > 65537) continue;
                 const auto input = makeSortInput<Key>(dist, n, 7 * n + mode);
-                const auto want = referenceSort(input, descending);
                 Problem<Key> p(input, pairs, descending);
-                auto rows = selectRows(variants<Key>(run.device, pairs), run);
                 p.reserve(scratchFor(n, run, pairs));
-                bool ok = true;
-                for (const auto& row : rows) ok = ok && checkRow(row, p, input, want, SortCheck::Stable, name);
-                ++cases;
-                failed += !ok;
+                const bool ok = checkSortRows(selectRows(variants<Key>(run.device, pairs), run), p, p.d, input,
+                                              referenceSort(input, descending), SortCheck::Stable, name);
+                ++cases, failed += !ok;
                 if (!ok || (n == sizes[std::size(sizes) - 1] && mode == 0))
                     std::printf("%-5s %-6s %-12s n=%-8zu %s%s\n", ok ? "ok" : "FAIL", keyName<Key>(), name, n,
                                 pairs ? "pairs" : "keys", descending ? " descending" : "");
             }
-        }
     std::printf("verify %s: %d cases (every distribution and size, keys and pairs, both orders), %d failed\n",
                 keyName<Key>(), cases, failed);
     return failed;
@@ -1730,27 +1698,22 @@ int runDistribution(const SortOptions& o, const Run& run, SortShape dist, const 
     Problem<Key> p(input, o.pairs, o.descending);
     auto rows = selectRows(variants<Key>(run.device, o.pairs), run);
     p.reserve(scratchFor(n, run, o.pairs));
-    LibrarySort<Key> merge(LibrarySort<Key>::Kind::Merge, p.d, o.descending), radix(LibrarySort<Key>::Kind::Radix, p.d, o.descending);
-    const Row<Key> mergeRow{merge.name(), {}, [&](Problem<Key>&) { merge(); }, 0};
-    const Row<Key> radixRow{radix.name(), {}, [&](Problem<Key>&) { radix(); }, 0};
+    LibraryRows<Key, Problem<Key>> cub(p.d, o.descending);
     std::vector<Balance> balances;
     for (auto& row : rows) {
-        if (!checkRow(row, p, input, want, SortCheck::Stable, name)) return kExitCheckFailed;
+        if (!checkSortRows({row}, p, p.d, input, want, SortCheck::Stable, name)) return kExitCheckFailed;
         row.passes = p.scratch.balance.passes();
         balances.push_back(p.scratch.balance);
     }
-    if (!checkRow(mergeRow, p, input, want, merge.rule(), name) || !checkRow(radixRow, p, input, want, radix.rule(), name))
-        return kExitCheckFailed;
+    if (!cub.check(p, p.d, input, want, name)) return kExitCheckFailed;
     std::printf("\n%s, %zu %s %s%s: %zu rows and both CUB sorts match the host reference (sample sort: stable, by provenance)\n",
                 name, n, keyName<Key>(), o.pairs ? "key-value pairs" : "keys", o.descending ? ", descending" : "", rows.size());
-    for (size_t r = 0; r < rows.size(); ++r) printBalance<Key>(rows[r].name, balances[r], 1 << configNamed(rows[r].name, run.device, o.pairs).levels);
+    for (size_t r = 0; r < rows.size(); ++r) printBalance(rows[r].name, balances[r], 1 << configNamed(rows[r].name, run.device, o.pairs).levels);
     if (!run.timing || n == 0) return kExitPass;
-    TimedTable<Problem<Key>> table{std::string("sample sort, ") + name + ", " + std::to_string(n) + " " + keyName<Key>() +
-                                       (o.pairs ? " pairs" : " keys"),
-                                   {{"buckets", 7}, {"block cap", 9}, {"sample/k", 8}}, p.d.bytesPerPass(),
-                                   static_cast<double>(n), [&] { p.d.copy(); }, mergeRow};
+    TimedTable<Problem<Key>> table = cub.table(std::string("sample sort, ") + name + ", " + std::to_string(n) + " " +
+                                                   keyName<Key>() + (o.pairs ? " pairs" : " keys"),
+                                               {{"buckets", 7}, {"block cap", 9}, {"sample/k", 8}}, p.d);
     table.versus = "vs merge";
-    table.others = {radixRow};
     const TimedRows t = timeRows(table, rows, p, run, &csv);
     if (!rows.empty()) {  // the first row (256-way) goes to the summary, beside both CUB sorts
         const auto& first = balances[0].levels[0];

@@ -1,7 +1,8 @@
 // One sort on the device, shared by the sort lessons: the key order, the
 // buffers, the host reference, the exact check (stable: every value is the
-// original index the stable order puts there; unstable: a permutation), and
-// the CUB rows (merge sort with the same order, radix sort).
+// original index the stable order puts there; unstable: a permutation), the
+// gate of a sort's rows, and the CUB rows (merge sort with the same order,
+// radix sort) checked and timed beside them.
 //
 // The order is common/key_order.hpp's (IEEE totalOrder for floats).
 #pragma once
@@ -10,6 +11,7 @@
 #include "cuda_check.cuh"
 #include "device_utils.cuh"
 #include "key_order.hpp"
+#include "variants.hpp"
 
 #include <cub/device/device_merge_sort.cuh>
 #include <cub/device/device_radix_sort.cuh>
@@ -251,3 +253,39 @@ SortReference<Key> stableReference(const std::vector<Key>& input, SortBuffers<Ke
     std::printf("reference: %s on the GPU (past %zu keys; --verify holds it to the host's stable sort)\n", cub.name().c_str(), hostLimit);
     return r;
 }
+
+// The gate of a sort lesson (common's checkRows): each row on poisoned
+// outputs, its output held to want by rule; the first difference printed.
+template <class Problem, class Key>
+bool checkSortRows(const std::vector<Variant<Problem>>& rows, Problem& p, const SortBuffers<Key>& d,
+                   const std::vector<Key>& input, const SortReference<Key>& want, SortCheck rule,
+                   const std::string& label, bool announce = false) {
+    return checkRows(rows, p, [&](const std::string& what) { return sortMatches(what, d, input, want, rule); }, label,
+                     announce);
+}
+
+// CUB's two sorts as rows of a lesson's table, on the lesson's buffers:
+// merge sort is the table's library row, radix sort is timed beside it.
+// Their launchers call this object: keep it where it was made.
+template <class Key, class Problem>
+struct LibraryRows {
+    LibrarySort<Key> merge, radix;
+    Variant<Problem> mergeRow{merge.name(), {}, [this](Problem&) { merge(); }, 0};  // 0 passes: CUB's own
+    Variant<Problem> radixRow{radix.name(), {}, [this](Problem&) { radix(); }, 0};
+    LibraryRows(SortBuffers<Key>& d, bool descending)
+        : merge(LibrarySort<Key>::Kind::Merge, d, descending), radix(LibrarySort<Key>::Kind::Radix, d, descending) {}
+    LibraryRows(const LibraryRows&) = delete;
+    LibraryRows& operator=(const LibraryRows&) = delete;
+    // Both on poisoned outputs, each by its rule (merge sort skipped where it made want: withMerge false).
+    bool check(Problem& p, const SortBuffers<Key>& d, const std::vector<Key>& input, const SortReference<Key>& want,
+               const std::string& label, bool announce = false, bool withMerge = true) {
+        return (!withMerge || checkSortRows({mergeRow}, p, d, input, want, merge.rule(), label, announce)) &&
+               checkSortRows({radixRow}, p, d, input, want, radix.rule(), label, announce);
+    }
+    // The table's frame: d's bytes a pass, its n for Gkeys/s, its copy, both CUB sorts.
+    TimedTable<Problem> table(const std::string& title, std::vector<Column> knobs, SortBuffers<Key>& d) const {
+        TimedTable<Problem> t{title, std::move(knobs), d.bytesPerPass(), static_cast<double>(d.n), [&d] { d.copy(); }, mergeRow};
+        t.others = {radixRow};
+        return t;
+    }
+};

@@ -1,24 +1,24 @@
 // Chapter 14.3 across GPUs: the data needs several GPUs to hold it, and
-// sample sort needs only one exchange. Every GPU samples its keys, the
-// samples are gathered (NCCL all-gather) and give GPU-count - 1 splitters,
-// every GPU buckets its keys by destination GPU with the lesson's tree
-// search, one all-to-all (ncclSend/ncclRecv in a group) moves each bucket
-// to its GPU, and each GPU sorts what it received with sample_sort.cu's
-// sort. GPU g's keys then all precede GPU g + 1's. It is stable.
+// sample sort needs only one exchange. The keys are split over ranks (one a
+// GPU, or several sharing one); every rank samples its keys, the samples are
+// gathered and give ranks - 1 splitters, every rank buckets its keys by
+// destination rank with the lesson's tree search, one all-to-all moves each
+// bucket to its rank, and each rank sorts what it received with
+// sample_sort.cu's sort. Rank r's keys then all precede rank r + 1's. Stable.
 //
 // Build (one file; sample_sort.cu beside it):
 //   nvcc -std=c++17 -O3 -arch=sm_90 -o sample_sort_gpus sample_sort_gpus.cu -lnccl
-// Run (one process drives every GPU it sees; CUDA_VISIBLE_DEVICES picks them):
-//   ./sample_sort_gpus                 2^28 uint32 keys per GPU: the phase table, one GPU's sort beside it
-//   ./sample_sort_gpus --gpus 2 --n 2^30 --pairs --input zipf
-//   ./sample_sort_gpus --verify        every distribution, key type and order, small sizes
-//   ./sample_sort_gpus --selftest      splitters, ties, send and receive counts on the host (no GPU)
-// Reading map: "splitters across GPUs" (Sample, chooseSplitters,
-// destinationOf, receivePlan), "kernels" (sample, histogram, scatter),
-// "the pipeline" (sortAcross: the five phases), "checks", "selftest",
-// "the lesson", "main".
-// Change: --gpus, --n (keys per GPU), --key, --pairs, --descending,
-// --input/--dist; kSamplesPerGpu. NVLink multicast stays off
+// Run (one process drives every rank; CUDA_VISIBLE_DEVICES picks the GPUs):
+//   ./sample_sort_gpus                 2^28 uint32 keys a rank, a rank a GPU: the phase table
+//   ./sample_sort_gpus --ranks 4 --n 2^26 --pairs --input zipf   (ranks past the GPUs share them)
+//   ./sample_sort_gpus --verify --ranks 8   every distribution, key type, order and layout, small sizes
+//   ./sample_sort_gpus --selftest      splitters, ties, the exchange plan on the host (no GPU)
+// Reading map: "splitters across ranks" (Sample, chooseSplitters,
+// destinationOf, ExchangePlan), "kernels" (sample, histogram, scatter),
+// "the pipeline" (Ranks and their transport, sortAcross: the five phases),
+// "checks", "selftest", "the lesson", "main".
+// Change: --ranks, --n (keys a rank), --key, --pairs, --descending,
+// --input/--dist; kSamplesPerRank. NVLink multicast stays off
 // (NCCL_NVLS_ENABLE=0 unless the environment sets it): on a shared host it
 // can take the GPUs out of service.
 
@@ -47,16 +47,16 @@
 // Everything below is this program's; sample_sort.cu's names stay as they are.
 namespace across {
 
-// ================================================== splitters across GPUs
-constexpr int kMaxGpus = 8;              // one host's GPUs: the tree below has 8 buckets
+// ================================================= splitters across ranks
+constexpr int kMaxRanks = 8;             // the tree below has 8 buckets
 constexpr int kTreeLevels = 3;
 constexpr int kSlots = 16;               // destinations 0..7, then the pad slot 15 (4 bits for warpRank)
-constexpr int kSamplesPerGpu = 4096;     // a GPU's share of the splitters: sizes vary by about 1/sqrt(4096)
+constexpr int kSamplesPerRank = 4096;    // a rank's share of the splitters: sizes vary by about 1/sqrt(4096)
 constexpr size_t kExactKeysLimit = size_t{1} << 27;  // keys alone: exact against the host sort up to here
 
-// A key as the splitters see it: its rank (common's order) and its global
-// index (GPU g's key i is g * n + i). No two keys are then equal, so keys
-// equal to a splitter go to GPUs by (key, GPU, position), and an all-equal
+// A key as the splitters see it: its rank in common's order and its global
+// index (rank g's key i is base(g) + i). No two keys are then equal, so keys
+// equal to a splitter go to ranks by (key, global index), and an all-equal
 // input is split evenly too.
 struct Sample {
     uint32_t rank, unused;
@@ -69,13 +69,14 @@ struct SampleLess {
 };
 constexpr Sample kPastEveryKey{0xFFFFFFFFu, 0, ~uint64_t{0}};
 
-// The GPU-count - 1 splitters, padded to the tree's 7 with kPastEveryKey.
+// The ranks - 1 splitters, padded to the tree's 7 with kPastEveryKey.
 struct Splitters {
     uint32_t tree[2 << kTreeLevels];   // sample_sort's implicit tree: nodes 1..7, then the 7 sorted ranks
     uint64_t index[1 << kTreeLevels];  // each sorted splitter's global index
 };
 
-// GPU g's sample i: a hashed position of its part (sample_sort's samplePosition).
+// Rank g's sample i: a hashed position of its part (sample_sort's samplePosition). An empty part's
+// samples are kPastEveryKey: they sort last, and the ranks they would choose receive nothing.
 template <class Key>
 __host__ __device__ inline Sample sampleOf(const Key* keys, size_t n, uint64_t base, uint32_t flip, int i) {
     if (n == 0) return kPastEveryKey;
@@ -83,18 +84,18 @@ __host__ __device__ inline Sample sampleOf(const Key* keys, size_t n, uint64_t b
     return {rankOf(keys[at - base], flip), 0, at};
 }
 
-// From every GPU's samples, sorted: splitter j at the (j + 1) / gpus quantile.
-__host__ __device__ inline void chooseSplitters(const Sample* sorted, size_t count, int gpus, Splitters& s) {
+// From every rank's samples, sorted: splitter j at the (j + 1) / ranks quantile.
+__host__ __device__ inline void chooseSplitters(const Sample* sorted, size_t count, int ranks, Splitters& s) {
     constexpr int k = 1 << kTreeLevels;
     for (int j = 0; j < k - 1; ++j) {
-        const Sample x = j < gpus - 1 && count > 0 ? sorted[(j + 1) * count / gpus] : kPastEveryKey;
+        const Sample x = j < ranks - 1 && count > 0 ? sorted[(j + 1) * count / ranks] : kPastEveryKey;
         s.tree[k + j] = x.rank;
         s.index[j] = x.index;
     }
     for (int i = 1; i < k; ++i) s.tree[i] = s.tree[k + treeNode(i, kTreeLevels)];
 }
 
-// The GPU a key goes to: the count of splitters (rank, index) <= its own.
+// The rank a key goes to: the count of splitters (rank, index) <= its own.
 // sample_sort's tree walk counts those whose rank is <= the key's; any of
 // equal rank but a larger index comes after the key and is taken back.
 __host__ __device__ inline unsigned destinationOf(const Splitters& s, uint32_t rank, uint64_t index) {
@@ -104,14 +105,29 @@ __host__ __device__ inline unsigned destinationOf(const Splitters& s, uint32_t r
     return d;
 }
 
-// Where GPU d's receive buffer puts what GPU g sends it: after what the
-// lower GPUs send, so the received keys are in global-index order.
-inline void receivePlan(const size_t (&send)[kMaxGpus][kMaxGpus], int gpus, size_t (&start)[kMaxGpus][kMaxGpus],
-                        size_t (&total)[kMaxGpus]) {
-    for (int d = 0; d < gpus; ++d) {
-        total[d] = 0;
-        for (int g = 0; g < gpus; ++g) start[d][g] = total[d], total[d] += send[g][d];
+// The exchange, planned on the host from the send counts (rank g sends
+// send[g][d] keys to rank d). Rank g's send buffer holds them destination by
+// destination, from from[g][d]; rank d puts them at to[d][g], after what
+// lower ranks send it, so what it receives is in global-index order:
+// received[d] keys, whose sorted run starts at global position first[d].
+// Both transports run this plan.
+struct ExchangePlan {
+    size_t send[kMaxRanks][kMaxRanks] = {}, from[kMaxRanks][kMaxRanks] = {}, to[kMaxRanks][kMaxRanks] = {};
+    size_t received[kMaxRanks] = {}, first[kMaxRanks] = {};
+};
+inline ExchangePlan planExchange(const size_t (&send)[kMaxRanks][kMaxRanks], int ranks) {
+    ExchangePlan x;
+    for (int g = 0; g < ranks; ++g) {
+        size_t at = 0;
+        for (int d = 0; d < ranks; ++d) x.send[g][d] = send[g][d], x.from[g][d] = at, at += send[g][d];
     }
+    size_t position = 0;
+    for (int d = 0; d < ranks; ++d) {
+        x.first[d] = position;
+        for (int g = 0; g < ranks; ++g) x.to[d][g] = x.received[d], x.received[d] += send[g][d];
+        position += x.received[d];
+    }
+    return x;
 }
 
 // ================================================================= kernels
@@ -119,11 +135,11 @@ inline void receivePlan(const size_t (&send)[kMaxGpus][kMaxGpus], int gpus, size
 template <class Key>
 __global__ void sampleKernel(const Key* keys, size_t n, uint64_t base, uint32_t flip, Sample* out) {
     const int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < kSamplesPerGpu) out[i] = sampleOf(keys, n, base, flip, i);
+    if (i < kSamplesPerRank) out[i] = sampleOf(keys, n, base, flip, i);
 }
 
-__global__ void splittersKernel(const Sample* sorted, size_t count, int gpus, Splitters* s) {
-    chooseSplitters(sorted, count, gpus, *s);
+__global__ void splittersKernel(const Sample* sorted, size_t count, int ranks, Splitters* s) {
+    chooseSplitters(sorted, count, ranks, *s);
 }
 
 __device__ inline void loadSplitters(const Splitters* from, Splitters& to) {
@@ -133,13 +149,13 @@ __device__ inline void loadSplitters(const Splitters* from, Splitters& to) {
     __syncthreads();
 }
 
-// The bucket phase is sample_sort's histogram, scan and scatter with a GPU
+// The bucket phase is sample_sort's histogram, scan and scatter with a rank
 // for a bucket: tiles of Tuning::tileKeys keys, counts destination-major
 // (destination d of every tile, then d + 1), so one exclusive scan gives
 // each (tile, destination) its place in the send buffer, in input order.
 template <class Key>
 __global__ void __launch_bounds__(Tuning::nt) destinationHistogramKernel(const Key* keys, size_t n, uint64_t base,
-    uint32_t flip, const Splitters* splitters, int gpus, uint64_t* counts) {
+    uint32_t flip, const Splitters* splitters, int ranks, uint64_t* counts) {
     __shared__ Splitters s;
     __shared__ unsigned warpCounts[Tuning::warps * kSlots];
     for (int i = threadIdx.x; i < Tuning::warps * kSlots; i += Tuning::nt) warpCounts[i] = 0;
@@ -149,7 +165,7 @@ __global__ void __launch_bounds__(Tuning::nt) destinationHistogramKernel(const K
               [&](size_t i) { return keys[i]; },
               [&](Key key, size_t i) { return destinationOf(s, rankOf(key, flip), base + i); });
     __syncthreads();
-    for (int d = threadIdx.x; d < gpus; d += Tuning::nt) {
+    for (int d = threadIdx.x; d < ranks; d += Tuning::nt) {
         unsigned sum = 0;
         for (int w = 0; w < Tuning::warps; ++w) sum += warpCounts[w * kSlots + d];
         counts[static_cast<size_t>(d) * gridDim.x + blockIdx.x] = sum;
@@ -158,7 +174,7 @@ __global__ void __launch_bounds__(Tuning::nt) destinationHistogramKernel(const K
 
 template <class Key, bool kPairs>
 __global__ void __launch_bounds__(Tuning::nt) destinationScatterKernel(const Key* keys, const uint32_t* values,
-    size_t n, uint64_t base, uint32_t flip, const Splitters* splitters, int gpus, const uint64_t* offsets,
+    size_t n, uint64_t base, uint32_t flip, const Splitters* splitters, int ranks, const uint64_t* offsets,
     Key* sendKeys, uint32_t* sendValues) {
     __shared__ Splitters s;
     __shared__ unsigned warpCounts[Tuning::warps * kSlots], totals[kSlots], starts[kSlots], scratch[32];
@@ -167,7 +183,7 @@ __global__ void __launch_bounds__(Tuning::nt) destinationScatterKernel(const Key
     __shared__ uint32_t stageValues[kPairs ? Tuning::nv : 1];
     __shared__ uint8_t stageDest[Tuning::nv];
     for (int d = threadIdx.x; d < kSlots; d += Tuning::nt)
-        place[d] = d < gpus ? offsets[static_cast<size_t>(d) * gridDim.x + blockIdx.x] : 0;
+        place[d] = d < ranks ? offsets[static_cast<size_t>(d) * gridDim.x + blockIdx.x] : 0;
     loadSplitters(splitters, s);
     const size_t begin = static_cast<size_t>(blockIdx.x) * Tuning::tileKeys, end = smaller(begin + Tuning::tileKeys, n);
     unsigned* mine = warpCounts + (threadIdx.x >> 5) * kSlots;
@@ -209,111 +225,136 @@ __global__ void __launch_bounds__(Tuning::nt) destinationScatterKernel(const Key
 
 // ============================================================ the pipeline
 
-// One GPU's share: its n keys (values: their global indices), what it
-// sends, what it receives (sorted there by sample_sort, with its scratch).
+// The ranks: rank r runs on visible GPU r % GPUs, with a stream of its own
+// and an event that marks where its stream has got to. The transport of the
+// two collectives (the samples' all-gather, the keys' all-to-all): NCCL
+// where every rank has a GPU of its own; device copies (cudaMemcpyPeerAsync
+// on the receiving rank's stream, after the senders' events) where ranks
+// share a GPU, which NCCL before 2.30 refuses. The plan is the same for both.
+struct Ranks {
+    int count = 0;
+    bool nccl = false;
+    std::vector<int> device;
+    std::vector<ncclComm_t> comms;
+    std::vector<cudaStream_t> streams;
+    std::vector<cudaEvent_t> marks;
+    Ranks(const Ranks&) = delete;  // one owner: the destructor frees the communicators
+    Ranks& operator=(const Ranks&) = delete;
+    Ranks(int ranks, int gpus) : count(ranks), nccl(ranks <= gpus), device(ranks), streams(ranks), marks(ranks) {
+        for (int r = 0; r < ranks; ++r) device[r] = r % gpus;
+        if (nccl) {
+            comms.resize(ranks);
+            NCCL_CHECK(ncclCommInitAll(comms.data(), ranks, device.data()));
+        }
+        for (int r = 0; r < ranks; ++r) {
+            CUDA_CHECK(cudaSetDevice(device[r]));
+            CUDA_CHECK(cudaStreamCreate(&streams[r]));
+            CUDA_CHECK(cudaEventCreateWithFlags(&marks[r], cudaEventDisableTiming));
+        }
+    }
+    ~Ranks() {
+        for (int r = 0; r < count; ++r) {
+            cudaSetDevice(device[r]), cudaEventDestroy(marks[r]), cudaStreamDestroy(streams[r]);
+            if (nccl) ncclCommDestroy(comms[r]);
+        }
+    }
+    int sharing(int r) const {  // the ranks on rank r's GPU
+        return static_cast<int>(std::count(device.begin(), device.end(), device[r]));
+    }
+    const char* transport() const { return nccl ? "NCCL" : "device copies (ranks share a GPU)"; }
+};
+
+// One rank's share: its n keys (values: their global indices) from global
+// index base on, what it sends, what it receives (sorted there by
+// sample_sort, with its scratch).
 template <class Key>
 struct Part {
     int device = 0;
-    ncclComm_t comm = nullptr;    // the process's, from Gpus
+    ncclComm_t comm = nullptr;    // the process's, from Ranks (none with device copies)
     cudaStream_t stream = nullptr;
-    size_t n = 0;
-    uint64_t base = 0;  // its first key's global index
+    cudaEvent_t mark = nullptr;
+    size_t n = 0, tiles = 0;      // keys, and histogram tiles of Tuning::tileKeys
+    uint64_t base = 0;            // its first key's global index
     DeviceBuffer<Key> keys, sendKeys;
     DeviceBuffer<uint32_t> values, sendValues;
-    DeviceBuffer<Sample> samples;  // every GPU's, after the all-gather
+    DeviceBuffer<Sample> samples;  // every rank's, after the all-gather
     DeviceBuffer<Splitters> splitters;
     DeviceBuffer<uint64_t> counts, offsets;
     DeviceBuffer<unsigned char> temp;  // CUB's scan and the samples' sort
-    SortBuffers<Key> recv;  // what arrives (in, vin) and, sorted, the GPU's share of the output (out, vout)
+    SortBuffers<Key> recv;  // what arrives (in, vin) and, sorted, the rank's share of the output (out, vout)
     SortScratch scratch;    // sample_sort's
     size_t capacity = 0;    // of recv and scratch
-    size_t sendStart[kMaxGpus] = {};
     explicit Part(bool pairs) { recv.pairs = pairs; }
 };
 
 enum Phase { kSample, kSplitters, kBucket, kExchange, kLocalSort, kPhases };
 const char* const kPhaseNames[kPhases] = {"sample", "splitters", "bucket", "exchange", "local sort"};
 
-// The GPUs and their NCCL communicators, made once for the whole run.
-struct Gpus {
-    int count = 0;
-    std::vector<ncclComm_t> comms;
-    std::vector<cudaStream_t> streams;
-    Gpus(const Gpus&) = delete;  // one owner: the destructor frees the communicators
-    Gpus& operator=(const Gpus&) = delete;
-    explicit Gpus(int gpus) : count(gpus), comms(gpus), streams(gpus) {
-        std::vector<int> devices(gpus);
-        for (int g = 0; g < gpus; ++g) devices[g] = g;
-        NCCL_CHECK(ncclCommInitAll(comms.data(), gpus, devices.data()));
-        for (int g = 0; g < gpus; ++g) {
-            CUDA_CHECK(cudaSetDevice(g));
-            CUDA_CHECK(cudaStreamCreate(&streams[g]));
-        }
-    }
-    ~Gpus() {
-        for (int g = 0; g < count; ++g) cudaSetDevice(g), cudaStreamDestroy(streams[g]), ncclCommDestroy(comms[g]);
-    }
-};
-
-// One sort's GPUs: each one's part of the keys and its buffers.
+// One sort's ranks: each one's part of the keys and its buffers, and the exchange's plan.
 template <class Key>
 struct Cluster {
-    int gpus = 0;
-    bool pairs = false;
+    int ranks = 0;
+    bool pairs = false, nccl = false;
     uint32_t flip = 0;
     SortConfig config{8, 0};
     std::vector<std::unique_ptr<Part<Key>>> parts;
-    size_t send[kMaxGpus][kMaxGpus] = {}, recvStart[kMaxGpus][kMaxGpus] = {}, received[kMaxGpus] = {};
+    ExchangePlan plan;
 
     template <class F>
-    void onEachGpu(F f) {
-        for (int g = 0; g < gpus; ++g) {
+    void onEachRank(F f) {
+        for (int g = 0; g < ranks; ++g) {
             CUDA_CHECK(cudaSetDevice(parts[g]->device));
             f(g, *parts[g]);
         }
     }
     void synchronize() {
-        onEachGpu([](int, Part<Key>&) { CUDA_CHECK(cudaDeviceSynchronize()); });
+        onEachRank([](int, Part<Key>&) { CUDA_CHECK(cudaDeviceSynchronize()); });
     }
-    ~Cluster() {  // each GPU's buffers freed on that GPU
+    void markAll() {  // each rank's event after the work its stream holds
+        onEachRank([](int, Part<Key>& p) { CUDA_CHECK(cudaEventRecord(p.mark, p.stream)); });
+    }
+    ~Cluster() {  // each rank's buffers freed on its GPU
         for (auto& p : parts) cudaSetDevice(p->device), p.reset();
     }
 };
 
-inline size_t cubTempBytes(size_t tiles, int gpus) {
+inline size_t cubTempBytes(size_t tiles, int ranks) {
     size_t scan = 0, sort = 0;
     CUDA_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, scan, static_cast<uint64_t*>(nullptr), static_cast<uint64_t*>(nullptr),
-                                             tiles * gpus));
+                                             tiles * ranks));
     CUDA_CHECK(cub::DeviceMergeSort::SortKeys(nullptr, sort, static_cast<Sample*>(nullptr),
-                                              static_cast<int64_t>(kSamplesPerGpu) * gpus, SampleLess()));
+                                              static_cast<int64_t>(kSamplesPerRank) * ranks, SampleLess()));
     return std::max(scan, sort);
 }
 
-// Every GPU of gpus, n keys each (GPU g holds input[g * n, (g + 1) * n)).
+// Every rank of `ranks`, counts[r] keys each: rank r holds the input's next counts[r] keys.
 template <class Key>
-void setUp(Cluster<Key>& c, const Gpus& gpus, size_t n, bool pairs, bool descending, const std::vector<Key>& input) {
-    c.gpus = gpus.count, c.pairs = pairs, c.flip = descending ? ~0u : 0u;
-    for (int g = 0; g < c.gpus; ++g) {
+void setUp(Cluster<Key>& c, const Ranks& ranks, const std::vector<size_t>& counts, bool pairs, bool descending,
+           const std::vector<Key>& input) {
+    c.ranks = ranks.count, c.pairs = pairs, c.nccl = ranks.nccl, c.flip = descending ? ~0u : 0u;
+    uint64_t base = 0;
+    for (int g = 0; g < c.ranks; ++g) {
         c.parts.push_back(std::make_unique<Part<Key>>(pairs));
-        c.parts[g]->device = g, c.parts[g]->comm = gpus.comms[g], c.parts[g]->stream = gpus.streams[g];
+        Part<Key>& p = *c.parts[g];
+        p.device = ranks.device[g], p.comm = ranks.nccl ? ranks.comms[g] : nullptr, p.stream = ranks.streams[g];
+        p.mark = ranks.marks[g], p.n = counts[g], p.tiles = ceilDiv(p.n, Tuning::tileKeys), p.base = base;
+        base += p.n;
     }
     CUDA_CHECK(cudaSetDevice(0));
     c.config.cap = largestTier(queryDevice(), pairs);  // one host's GPUs: device 0 speaks for all
-    const size_t tiles = ceilDiv(n, Tuning::tileKeys);
-    c.onEachGpu([&](int g, Part<Key>& p) {
-        p.n = n, p.base = static_cast<uint64_t>(g) * n;
-        p.keys.allocate(n), p.sendKeys.allocate(n);
-        p.keys.upload(input.data() + p.base, n);
+    c.onEachRank([&](int, Part<Key>& p) {
+        p.keys.allocate(p.n), p.sendKeys.allocate(p.n);
+        p.keys.upload(input.data() + p.base, p.n);
         if (pairs) {
-            p.values.allocate(n), p.sendValues.allocate(n);
-            std::vector<uint32_t> global(n);
-            for (size_t i = 0; i < n; ++i) global[i] = static_cast<uint32_t>(p.base + i);
-            p.values.upload(global.data(), n);
+            p.values.allocate(p.n), p.sendValues.allocate(p.n);
+            std::vector<uint32_t> global(p.n);
+            for (size_t i = 0; i < p.n; ++i) global[i] = static_cast<uint32_t>(p.base + i);
+            p.values.upload(global.data(), p.n);
         }
-        p.samples.allocate(size_t{kSamplesPerGpu} * c.gpus);
+        p.samples.allocate(size_t{kSamplesPerRank} * c.ranks);
         p.splitters.allocate(1);
-        p.counts.allocate(tiles * c.gpus + 1), p.offsets.allocate(tiles * c.gpus + 1);
-        p.temp.allocate(std::max<size_t>(cubTempBytes(tiles, c.gpus), 1));  // a null pointer would mean "size query"
+        p.counts.allocate(p.tiles * c.ranks + 1), p.offsets.allocate(p.tiles * c.ranks + 1);
+        p.temp.allocate(std::max<size_t>(cubTempBytes(p.tiles, c.ranks), 1));  // a null pointer would mean "size query"
     });
     c.synchronize();
 }
@@ -322,13 +363,13 @@ void setUp(Cluster<Key>& c, const Gpus& gpus, size_t n, bool pairs, bool descend
 // what arrives, the output) holds the poison, so a write left out shows.
 template <class Key>
 void poisonAll(Cluster<Key>& c) {
-    c.onEachGpu([](int, Part<Key>& p) {
+    c.onEachRank([](int, Part<Key>& p) {
         p.sendKeys.poison(), p.sendValues.poison(), p.recv.in.poison(), p.recv.vin.poison();
         p.recv.poison();
     });
 }
 
-// Grows GPU g's receive side (and sample_sort's scratch) to hold m keys.
+// Grows rank g's receive side (and sample_sort's scratch) to hold m keys.
 template <class Key>
 void reserveReceive(Cluster<Key>& c, Part<Key>& p, size_t m) {
     if (m <= p.capacity && p.capacity) return;
@@ -338,94 +379,137 @@ void reserveReceive(Cluster<Key>& c, Part<Key>& p, size_t m) {
     p.capacity = m;
 }
 
+// The samples' all-gather: rank g's kSamplesPerRank at g * kSamplesPerRank in every rank's buffer.
+template <class Key>
+void gatherSamples(Cluster<Key>& c) {
+    const size_t per = kSamplesPerRank;
+    if (c.nccl) {
+        NCCL_CHECK(ncclGroupStart());  // one thread drives every rank: their calls go in one group
+        c.onEachRank([&](int g, Part<Key>& p) {
+            NCCL_CHECK(ncclAllGather(p.samples.get() + per * g, p.samples.get(), per * sizeof(Sample), ncclUint8, p.comm,
+                                     p.stream));
+        });
+        NCCL_CHECK(ncclGroupEnd());
+        return;
+    }
+    c.markAll();
+    c.onEachRank([&](int d, Part<Key>& p) {
+        for (int g = 0; g < c.ranks; ++g) {
+            const Part<Key>& from = *c.parts[g];
+            if (g == d) continue;
+            CUDA_CHECK(cudaStreamWaitEvent(p.stream, from.mark, 0));
+            CUDA_CHECK(cudaMemcpyPeerAsync(p.samples.get() + per * g, p.device, from.samples.get() + per * g, from.device,
+                                           per * sizeof(Sample), p.stream));
+        }
+    });
+}
+
+// The exchange: what plan x says, from the send buffers into the receive buffers (keys, then values).
+template <class Key>
+void exchange(Cluster<Key>& c, const ExchangePlan& x) {
+    static_assert(sizeof(Key) == 4, "keys travel as 32-bit words");
+    auto sendOf = [&](const Part<Key>& p, bool values) {
+        return values ? p.sendValues.get() : reinterpret_cast<uint32_t*>(p.sendKeys.get());
+    };
+    auto recvOf = [&](const Part<Key>& p, bool values) {
+        return values ? p.recv.vin.get() : reinterpret_cast<uint32_t*>(p.recv.in.get());
+    };
+    if (c.nccl) {
+        NCCL_CHECK(ncclGroupStart());
+        c.onEachRank([&](int g, Part<Key>& p) {
+            for (int values = 0; values <= int{c.pairs}; ++values)
+                for (int q = 0; q < c.ranks; ++q) {
+                    NCCL_CHECK(ncclSend(sendOf(p, values) + x.from[g][q], x.send[g][q], ncclUint32, q, p.comm, p.stream));
+                    NCCL_CHECK(ncclRecv(recvOf(p, values) + x.to[g][q], x.send[q][g], ncclUint32, q, p.comm, p.stream));
+                }
+        });
+        NCCL_CHECK(ncclGroupEnd());
+        return;
+    }
+    c.markAll();
+    c.onEachRank([&](int d, Part<Key>& p) {
+        for (int g = 0; g < c.ranks; ++g) {
+            const Part<Key>& from = *c.parts[g];
+            if (x.send[g][d] == 0) continue;
+            CUDA_CHECK(cudaStreamWaitEvent(p.stream, from.mark, 0));
+            for (int values = 0; values <= int{c.pairs}; ++values)
+                CUDA_CHECK(cudaMemcpyPeerAsync(recvOf(p, values) + x.to[d][g], p.device, sendOf(from, values) + x.from[g][d],
+                                               from.device, x.send[g][d] * sizeof(uint32_t), p.stream));
+        }
+    });
+}
+
 using Clock = std::chrono::steady_clock;
 inline double msSince(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }
 
-// One sort across every GPU; each phase ends when every GPU has finished it
-// (host clock), so the times add up to the sort's.
+// One sort across every rank; each phase ends when every rank has finished
+// it (host clock), so the times add up to the sort's.
 template <class Key>
 std::array<double, kPhases> sortAcross(Cluster<Key>& c) {
     std::array<double, kPhases> ms{};
-    const int gpus = c.gpus;
-    const size_t tiles = ceilDiv(c.parts[0]->n, Tuning::tileKeys), sampleCount = size_t{kSamplesPerGpu} * gpus;
+    const int ranks = c.ranks;
+    const size_t sampleCount = size_t{kSamplesPerRank} * ranks;
     auto t0 = Clock::now();
-    c.onEachGpu([&](int g, Part<Key>& p) {
-        sampleKernel<<<ceilDiv(kSamplesPerGpu, 256), 256, 0, p.stream>>>(p.keys.get(), p.n, p.base, c.flip,
-                                                                         p.samples.get() + size_t{kSamplesPerGpu} * g);
+    c.onEachRank([&](int g, Part<Key>& p) {
+        sampleKernel<<<ceilDiv(kSamplesPerRank, 256), 256, 0, p.stream>>>(p.keys.get(), p.n, p.base, c.flip,
+                                                                          p.samples.get() + size_t{kSamplesPerRank} * g);
         CUDA_CHECK_LAUNCH("sampleKernel");
     });
     c.synchronize();
     ms[kSample] = msSince(t0), t0 = Clock::now();
 
-    NCCL_CHECK(ncclGroupStart());  // one thread drives every GPU: their calls go in one group
-    c.onEachGpu([&](int g, Part<Key>& p) {
-        NCCL_CHECK(ncclAllGather(p.samples.get() + size_t{kSamplesPerGpu} * g, p.samples.get(),
-                                 kSamplesPerGpu * sizeof(Sample), ncclUint8, p.comm, p.stream));
-    });
-    NCCL_CHECK(ncclGroupEnd());
-    c.onEachGpu([&](int, Part<Key>& p) {  // every GPU sorts the same samples: the same splitters everywhere
+    gatherSamples(c);
+    c.onEachRank([&](int, Part<Key>& p) {  // every rank sorts the same samples: the same splitters everywhere
         size_t bytes = p.temp.size();
         CUDA_CHECK(cub::DeviceMergeSort::SortKeys(p.temp.get(), bytes, p.samples.get(), static_cast<int64_t>(sampleCount),
                                                   SampleLess(), p.stream));
-        splittersKernel<<<1, 1, 0, p.stream>>>(p.samples.get(), sampleCount, gpus, p.splitters.get());
+        splittersKernel<<<1, 1, 0, p.stream>>>(p.samples.get(), sampleCount, ranks, p.splitters.get());
         CUDA_CHECK_LAUNCH("splittersKernel");
     });
     c.synchronize();
     ms[kSplitters] = msSince(t0), t0 = Clock::now();
 
-    c.onEachGpu([&](int, Part<Key>& p) {
+    c.onEachRank([&](int, Part<Key>& p) {
         if (p.n == 0) return;
         const unsigned grid = gridFor(p.n, Tuning::tileKeys, "destinationHistogramKernel");
         destinationHistogramKernel<<<grid, Tuning::nt, 0, p.stream>>>(p.keys.get(), p.n, p.base, c.flip, p.splitters.get(),
-                                                                      gpus, p.counts.get());
+                                                                      ranks, p.counts.get());
         CUDA_CHECK_LAUNCH("destinationHistogramKernel");
         size_t bytes = p.temp.size();
-        CUDA_CHECK(cub::DeviceScan::ExclusiveSum(p.temp.get(), bytes, p.counts.get(), p.offsets.get(), tiles * gpus, p.stream));
+        CUDA_CHECK(cub::DeviceScan::ExclusiveSum(p.temp.get(), bytes, p.counts.get(), p.offsets.get(), p.tiles * ranks, p.stream));
         if (c.pairs)
             destinationScatterKernel<Key, true><<<grid, Tuning::nt, 0, p.stream>>>(
-                p.keys.get(), p.values.get(), p.n, p.base, c.flip, p.splitters.get(), gpus, p.offsets.get(),
+                p.keys.get(), p.values.get(), p.n, p.base, c.flip, p.splitters.get(), ranks, p.offsets.get(),
                 p.sendKeys.get(), p.sendValues.get());
         else
             destinationScatterKernel<Key, false><<<grid, Tuning::nt, 0, p.stream>>>(
-                p.keys.get(), nullptr, p.n, p.base, c.flip, p.splitters.get(), gpus, p.offsets.get(), p.sendKeys.get(),
+                p.keys.get(), nullptr, p.n, p.base, c.flip, p.splitters.get(), ranks, p.offsets.get(), p.sendKeys.get(),
                 nullptr);
         CUDA_CHECK_LAUNCH("destinationScatterKernel");
     });
-    c.onEachGpu([&](int g, Part<Key>& p) {  // each destination's first place: one row of the scanned counts
-        uint64_t starts[kMaxGpus] = {};
-        if (p.n) CUDA_CHECK(cudaMemcpy2D(starts, sizeof(uint64_t), p.offsets.get(), tiles * sizeof(uint64_t), sizeof(uint64_t),
-                                         gpus, cudaMemcpyDeviceToHost));
-        for (int d = 0; d < gpus; ++d) {
-            p.sendStart[d] = starts[d];
-            c.send[g][d] = (d + 1 < gpus ? starts[d + 1] : p.n) - starts[d];
-        }
+    size_t send[kMaxRanks][kMaxRanks] = {};
+    c.onEachRank([&](int g, Part<Key>& p) {  // each destination's first place: one row of the scanned counts
+        uint64_t starts[kMaxRanks] = {};
+        if (p.n) CUDA_CHECK(cudaMemcpy2DAsync(starts, sizeof(uint64_t), p.offsets.get(), p.tiles * sizeof(uint64_t),
+                                              sizeof(uint64_t), ranks, cudaMemcpyDeviceToHost, p.stream));
+        CUDA_CHECK(cudaStreamSynchronize(p.stream));
+        for (int d = 0; d < ranks; ++d) send[g][d] = (d + 1 < ranks ? starts[d + 1] : p.n) - starts[d];
     });
-    receivePlan(c.send, gpus, c.recvStart, c.received);
-    c.onEachGpu([&](int g, Part<Key>& p) { reserveReceive(c, p, c.received[g]); });  // allocates on the first sort only
+    c.plan = planExchange(send, ranks);
+    c.onEachRank([&](int g, Part<Key>& p) { reserveReceive(c, p, c.plan.received[g]); });  // allocates on the first sort only
     ms[kBucket] = msSince(t0), t0 = Clock::now();
 
-    static_assert(sizeof(Key) == 4, "keys travel as 32-bit words");
-    NCCL_CHECK(ncclGroupStart());
-    c.onEachGpu([&](int g, Part<Key>& p) {
-        for (int q = 0; q < gpus; ++q) {
-            NCCL_CHECK(ncclSend(p.sendKeys.get() + p.sendStart[q], c.send[g][q], ncclUint32, q, p.comm, p.stream));
-            NCCL_CHECK(ncclRecv(p.recv.in.get() + c.recvStart[g][q], c.send[q][g], ncclUint32, q, p.comm, p.stream));
-            if (!c.pairs) continue;
-            NCCL_CHECK(ncclSend(p.sendValues.get() + p.sendStart[q], c.send[g][q], ncclUint32, q, p.comm, p.stream));
-            NCCL_CHECK(ncclRecv(p.recv.vin.get() + c.recvStart[g][q], c.send[q][g], ncclUint32, q, p.comm, p.stream));
-        }
-    });
-    NCCL_CHECK(ncclGroupEnd());
+    exchange(c, c.plan);
     c.synchronize();
     ms[kExchange] = msSince(t0), t0 = Clock::now();
 
-    // sample_sort waits on the host once a level: a thread a GPU, so they overlap.
+    // sample_sort waits on the host once a level: a thread a rank, so they overlap.
     std::vector<std::thread> threads;
-    for (int g = 0; g < gpus; ++g)
+    for (int g = 0; g < ranks; ++g)
         threads.emplace_back([&c, g] {
             Part<Key>& p = *c.parts[g];
             CUDA_CHECK(cudaSetDevice(p.device));
-            sampleSort(p.scratch, sortWordsOf(p.recv, c.received[g], c.flip != 0), c.config);
+            sampleSort(p.scratch, sortWordsOf(p.recv, c.plan.received[g], c.flip != 0), c.config);
             CUDA_CHECK(cudaDeviceSynchronize());
         });
     for (auto& t : threads) t.join();
@@ -433,26 +517,23 @@ std::array<double, kPhases> sortAcross(Cluster<Key>& c) {
     return ms;
 }
 
-// NCCL's own all-to-all on the same buffers and bytes, in equal parts: the
-// exchange's yardstick. Returns the median time (ms).
+// The collective all-to-all on the same buffers and bytes, in equal parts:
+// the exchange's yardstick (NCCL's, or the device copies where ranks share a
+// GPU). Returns the median time (ms).
 template <class Key>
-double allToAllMs(Cluster<Key>& c, const TimingPlan& plan) {
-    const size_t per = c.parts[0]->n / c.gpus;
-    c.onEachGpu([&](int, Part<Key>& p) { reserveReceive(c, p, per * c.gpus); });  // a GPU may have received less
+double allToAllMs(Cluster<Key>& c, const TimingPlan& timing) {
+    size_t total = 0;
+    for (const auto& p : c.parts) total += p->n;
+    const size_t per = total / c.ranks / c.ranks;
+    size_t send[kMaxRanks][kMaxRanks] = {};
+    for (int g = 0; g < c.ranks; ++g)
+        for (int d = 0; d < c.ranks; ++d) send[g][d] = std::min(per, c.parts[g]->n / c.ranks);
+    const ExchangePlan equal = planExchange(send, c.ranks);
+    c.onEachRank([&](int g, Part<Key>& p) { reserveReceive(c, p, equal.received[g]); });  // a rank may have received less
     std::vector<double> times;
-    for (int r = -plan.warmups; r < plan.repeats; ++r) {
+    for (int r = -timing.warmups; r < timing.repeats; ++r) {
         const auto t0 = Clock::now();
-        NCCL_CHECK(ncclGroupStart());
-        c.onEachGpu([&](int, Part<Key>& p) {
-            for (int q = 0; q < c.gpus; ++q) {
-                NCCL_CHECK(ncclSend(p.sendKeys.get() + q * per, per, ncclUint32, q, p.comm, p.stream));
-                NCCL_CHECK(ncclRecv(p.recv.in.get() + q * per, per, ncclUint32, q, p.comm, p.stream));
-                if (!c.pairs) continue;
-                NCCL_CHECK(ncclSend(p.sendValues.get() + q * per, per, ncclUint32, q, p.comm, p.stream));
-                NCCL_CHECK(ncclRecv(p.recv.vin.get() + q * per, per, ncclUint32, q, p.comm, p.stream));
-            }
-        });
-        NCCL_CHECK(ncclGroupEnd());
+        exchange(c, equal);
         c.synchronize();
         if (r >= 0) times.push_back(msSince(t0));
     }
@@ -474,8 +555,8 @@ struct Fingerprint {
     bool operator==(const Fingerprint& o) const { return a == o.a && b == o.b; }
 };
 
-// The parts, in GPU order, against the input. Sorted across them (GPU g's
-// last key <= GPU g + 1's first). With values: each is its key's global
+// The parts, in rank order, against the input. Sorted across them (rank g's
+// last key <= rank g + 1's first). With values: each is its key's global
 // index, each index once, ascending among equal keys -- which leaves only
 // the stable order. Keys alone: exact against the host's stable sort up to
 // kExactKeysLimit keys, past it the same multiset by Fingerprint.
@@ -491,11 +572,11 @@ bool partsMatch(const std::string& what, const std::vector<Key>& input, const st
     for (const auto& k : keys) total += k.size();
     for (size_t g = 0; pairs && g < keys.size(); ++g)
         if (values[g].size() != keys[g].size()) {
-            say("%s: GPU %zu holds %zu keys but %zu values\n", what.c_str(), g, keys[g].size(), values[g].size());
+            say("%s: rank %zu holds %zu keys but %zu values\n", what.c_str(), g, keys[g].size(), values[g].size());
             return false;
         }
     if (total != input.size()) {
-        say("%s: the GPUs hold %zu keys, the input has %zu\n", what.c_str(), total, input.size());
+        say("%s: the ranks hold %zu keys, the input has %zu\n", what.c_str(), total, input.size());
         return false;
     }
     std::vector<uint8_t> seen(pairs ? total : 0);
@@ -505,10 +586,10 @@ bool partsMatch(const std::string& what, const std::vector<Key>& input, const st
     for (size_t g = 0; g < keys.size(); ++g)
         for (size_t i = 0; i < keys[g].size(); ++i) {
             const uint32_t r = rankOf(keys[g][i], flip);
-            auto where = [&] { return what + ": GPU " + std::to_string(g) + " position " + std::to_string(i); };  // on a failure only
+            auto where = [&] { return what + ": rank " + std::to_string(g) + " position " + std::to_string(i); };  // on a failure only
             if (havePrevious && r < previous) {
                 say("%s: key %s after a larger one (%s)\n", where().c_str(), formatKey(keys[g][i]).c_str(),
-                            i == 0 ? "the GPUs are out of order" : "not sorted");
+                            i == 0 ? "the ranks are out of order" : "not sorted");
                 return false;
             }
             if (pairs) {
@@ -531,7 +612,7 @@ bool partsMatch(const std::string& what, const std::vector<Key>& input, const st
         for (size_t g = 0, at = 0; g < keys.size(); ++g)
             for (size_t i = 0; i < keys[g].size(); ++i, ++at)
                 if (!sameBits(keys[g][i], want.keys[at])) {
-                    say("%s: GPU %zu position %zu: key %s, the host's sort has %s\n", what.c_str(), g, i,
+                    say("%s: rank %zu position %zu: key %s, the host's sort has %s\n", what.c_str(), g, i,
                         formatKey(keys[g][i]).c_str(), formatKey(want.keys[at]).c_str());
                     return false;
                 }
@@ -544,84 +625,152 @@ bool partsMatch(const std::string& what, const std::vector<Key>& input, const st
 
 template <class Key>
 bool clusterMatches(const std::string& what, Cluster<Key>& c, const std::vector<Key>& input, bool descending) {
-    std::vector<std::vector<Key>> keys(c.gpus);
-    std::vector<std::vector<uint32_t>> values(c.gpus);
-    c.onEachGpu([&](int g, Part<Key>& p) {
-        keys[g].resize(c.received[g]);
-        p.recv.out.download(keys[g].data(), c.received[g]);
-        if (c.pairs) values[g].resize(c.received[g]), p.recv.vout.download(values[g].data(), c.received[g]);
+    std::vector<std::vector<Key>> keys(c.ranks);
+    std::vector<std::vector<uint32_t>> values(c.ranks);
+    c.onEachRank([&](int g, Part<Key>& p) {
+        const size_t m = c.plan.received[g];
+        keys[g].resize(m);
+        p.recv.out.download(keys[g].data(), m);
+        if (c.pairs) values[g].resize(m), p.recv.vout.download(values[g].data(), m);
     });
     return partsMatch(what, input, keys, values, c.pairs, descending);
 }
 
 // =================================================================== selftest
 
-// The send counts (GPU g to GPU d) the bucket kernels must find, from the
-// same sampleOf, chooseSplitters and destinationOf, and each key's destination.
+// The send counts (rank g to rank d) the bucket kernels must find, from the
+// same sampleOf, chooseSplitters and destinationOf, and each key's
+// destination; rank g holds the input's next counts[g] keys.
 template <class Key>
-void hostPlan(const std::vector<Key>& input, int gpus, bool descending, size_t (&send)[kMaxGpus][kMaxGpus],
-              std::vector<unsigned>& dest) {
-    const size_t n = input.size() / gpus;
+void hostPlan(const std::vector<Key>& input, const std::vector<size_t>& counts, bool descending,
+              size_t (&send)[kMaxRanks][kMaxRanks], std::vector<unsigned>& dest) {
+    const int ranks = static_cast<int>(counts.size());
     const uint32_t flip = descending ? ~0u : 0u;
     std::vector<Sample> samples;
-    for (int g = 0; g < gpus; ++g)
-        for (int i = 0; i < kSamplesPerGpu; ++i) samples.push_back(sampleOf(input.data() + g * n, n, g * n, flip, i));
+    size_t base = 0;
+    for (int g = 0; g < ranks; base += counts[g], ++g)
+        for (int i = 0; i < kSamplesPerRank; ++i) samples.push_back(sampleOf(input.data() + base, counts[g], base, flip, i));
     std::sort(samples.begin(), samples.end(), SampleLess());
     Splitters s;
-    chooseSplitters(samples.data(), samples.size(), gpus, s);
+    chooseSplitters(samples.data(), samples.size(), ranks, s);
     dest.assign(input.size(), 0);
     for (auto& row : send) for (auto& x : row) x = 0;
-    for (size_t i = 0; i < input.size(); ++i) ++send[i / n][dest[i] = destinationOf(s, rankOf(input[i], flip), i)];
+    for (size_t i = 0, g = 0, end = counts[0]; i < input.size(); ++i) {
+        while (i >= end) end += counts[++g];
+        ++send[g][dest[i] = destinationOf(s, rankOf(input[i], flip), i)];
+    }
+}
+
+// Keys a rank, total keys split over ranks: evenly (the first total % ranks
+// one more), or all on the last rank, the others empty.
+inline std::vector<size_t> splitKeys(size_t total, int ranks, bool allOnLast) {
+    std::vector<size_t> counts(ranks, 0);
+    for (int g = 0; g < ranks; ++g)
+        counts[g] = allOnLast ? (g == ranks - 1 ? total : 0) : total / ranks + (static_cast<size_t>(g) < total % ranks);
+    return counts;
+}
+
+// The plan against its definition, by intervals (counts past 2^32 cannot be
+// laid out for real): every sender's ranges tile its send buffer in
+// destination order, every receiver's tile what it receives in sender order,
+// and the receivers' runs tile the output in rank order.
+inline bool planHolds(const size_t (&send)[kMaxRanks][kMaxRanks], int ranks) {
+    const ExchangePlan x = planExchange(send, ranks);
+    size_t position = 0, sent = 0;
+    bool ok = true;
+    for (int g = 0; g < ranks; ++g) {
+        size_t at = 0;
+        for (int d = 0; d < ranks; ++d) ok = ok && x.send[g][d] == send[g][d] && x.from[g][d] == at, at += send[g][d], sent += send[g][d];
+    }
+    for (int d = 0; d < ranks; ++d) {
+        size_t at = 0;
+        for (int g = 0; g < ranks; ++g) ok = ok && x.to[d][g] == at, at += send[g][d];
+        ok = ok && x.received[d] == at && x.first[d] == position;
+        position += at;
+    }
+    return ok && position == sent;
 }
 
 int runSelftest() {
     SplitMix64 rng(13);
     // destinationOf against a plain count of the splitters <= (rank, index), with ties everywhere.
-    for (int gpus = 1; gpus <= kMaxGpus; ++gpus) {
+    for (int ranks = 1; ranks <= kMaxRanks; ++ranks) {
         std::vector<Sample> sample(64);
         for (auto& x : sample) x = {0xFFFFFFFCu + static_cast<uint32_t>(rng.next() % 4), 0, rng.next() % 100};  // pads' rank too
         std::sort(sample.begin(), sample.end(), SampleLess());
         Splitters s;
-        chooseSplitters(sample.data(), sample.size(), gpus, s);
+        chooseSplitters(sample.data(), sample.size(), ranks, s);
         bool ok = true;
         for (uint32_t r = 0xFFFFFFFBu; r != 0; ++r)  // 0xFFFFFFFB..0xFFFFFFFF
             for (uint64_t index = 0; index < 101; ++index) {
                 unsigned want = 0;
-                for (int j = 0; j < gpus - 1; ++j)
-                    want += !SampleLess()({r, 0, index}, sample[(j + 1) * sample.size() / gpus]);
+                for (int j = 0; j < ranks - 1; ++j)
+                    want += !SampleLess()({r, 0, index}, sample[(j + 1) * sample.size() / ranks]);
                 ok = ok && destinationOf(s, r, index) == want;
             }
-        expect(ok, "destinationOf counts the splitters <= (rank, index), " + std::to_string(gpus) + " GPUs");
+        expect(ok, "destinationOf counts the splitters <= (rank, index), " + std::to_string(ranks) + " ranks");
     }
-    // Balance, ties included: every distribution, 8 GPUs; and the receive plan.
+    // Balance, ties included: every distribution, 8 ranks; and the exchange plan.
     for (const SortShape shape : {SortShape::Uniform, SortShape::AllEqual, SortShape::FewDistinct, SortShape::Sorted,
                                   SortShape::Zipf}) {
-        const int gpus = 8;
+        const int ranks = 8;
         const size_t n = 20000;
-        const auto input = makeSortInput<uint32_t>(shape, gpus * n);
-        size_t send[kMaxGpus][kMaxGpus], start[kMaxGpus][kMaxGpus], total[kMaxGpus];
+        const auto input = makeSortInput<uint32_t>(shape, ranks * n);
+        size_t send[kMaxRanks][kMaxRanks];
         std::vector<unsigned> dest;
-        hostPlan(input, gpus, false, send, dest);
-        receivePlan(send, gpus, start, total);
+        hostPlan(input, splitKeys(input.size(), ranks, false), false, send, dest);
+        const ExchangePlan x = planExchange(send, ranks);
         size_t largest = 0, sum = 0;
-        for (int d = 0; d < gpus; ++d) largest = std::max(largest, total[d]), sum += total[d];
+        for (int d = 0; d < ranks; ++d) largest = std::max(largest, x.received[d]), sum += x.received[d];
         const std::string name = sortShapeName(shape);
         expect(sum == input.size(), name + ": every key received once");
-        expect(largest <= n + n / 10, name + ": largest GPU within 10 % of the mean, got " + std::to_string(largest));
-        bool ordered = true;  // every key of GPU d before every key of GPU d + 1, by (key, index)
-        uint32_t maxBelow[kMaxGpus + 1] = {}, minHere[kMaxGpus] = {};
-        for (int d = 0; d < gpus; ++d) minHere[d] = 0xFFFFFFFFu;
+        expect(largest <= n + n / 10, name + ": largest rank within 10 % of the mean, got " + std::to_string(largest));
+        bool ordered = true;  // every key of rank d before every key of rank d + 1, by (key, index)
+        uint32_t maxBelow[kMaxRanks + 1] = {}, minHere[kMaxRanks] = {};
+        for (int d = 0; d < ranks; ++d) minHere[d] = 0xFFFFFFFFu;
         for (size_t i = 0; i < input.size(); ++i)
             maxBelow[dest[i] + 1] = std::max(maxBelow[dest[i] + 1], input[i]), minHere[dest[i]] = std::min(minHere[dest[i]], input[i]);
-        for (int d = 1; d < gpus; ++d) ordered = ordered && (total[d] == 0 || maxBelow[d] <= minHere[d]);
-        expect(ordered, name + ": GPU d's keys precede GPU d + 1's");
-        bool plan = true;
-        for (int d = 0; d < gpus; ++d)
-            for (int g = 1; g < gpus; ++g) plan = plan && start[d][g] == start[d][g - 1] + send[g - 1][d];
-        expect(plan, name + ": GPU g's keys land after GPU g - 1's");
+        for (int d = 1; d < ranks; ++d) ordered = ordered && (x.received[d] == 0 || maxBelow[d] <= minHere[d]);
+        expect(ordered, name + ": rank d's keys precede rank d + 1's");
+        expect(planHolds(send, ranks), name + ": the exchange plan tiles every buffer");
+    }
+    // Empty ranks: every key on the last rank, and fewer keys than ranks. Each
+    // key still goes where the splitters say, and the plan still holds.
+    for (int ranks = 1; ranks <= kMaxRanks; ++ranks)
+        for (size_t total : {size_t{0}, size_t{3}, size_t{5000}})
+            for (bool allOnLast : {false, true}) {
+                const auto input = makeSortInput<uint32_t>(SortShape::FewDistinct, total, total + ranks);
+                size_t send[kMaxRanks][kMaxRanks];
+                std::vector<unsigned> dest;
+                const auto counts = splitKeys(total, ranks, allOnLast);
+                if (total) hostPlan(input, counts, false, send, dest);
+                else for (auto& row : send) for (auto& v : row) v = 0;
+                size_t sent = 0;
+                for (int g = 0; g < ranks; ++g)
+                    for (int d = 0; d < ranks; ++d) sent += send[g][d];
+                expect(sent == total && planHolds(send, ranks), std::to_string(ranks) + " ranks, " + std::to_string(total) +
+                       (allOnLast ? " keys all on the last rank" : " keys split evenly") + ": every key sent once, the plan holds");
+            }
+    // Counts past 2^32: the plan's offsets and global positions in 64 bits,
+    // 1 to 8 ranks, with ranks that send or receive nothing.
+    {
+        bool ok = true, past = false;
+        for (int trial = 0; trial < 400 && ok; ++trial) {
+            const int ranks = 1 + trial % kMaxRanks;
+            size_t send[kMaxRanks][kMaxRanks] = {};
+            for (int g = 0; g < ranks; ++g)
+                for (int d = 0; d < ranks; ++d)
+                    send[g][d] = rng.below(4) == 0 ? 0 : (size_t{1} << 31) + rng.below(size_t{1} << 32);
+            if (ranks > 1) for (int g = 0; g < ranks; ++g) send[g][trial % ranks] = 0;  // a rank that receives nothing
+            if (ranks > 1) for (int d = 0; d < ranks; ++d) send[(trial + 1) % ranks][d] = 0;  // one that sends nothing
+            ok = planHolds(send, ranks);
+            const ExchangePlan x = planExchange(send, ranks);  // (planHolds checks first[] against received[])
+            past = past || x.first[ranks - 1] > (size_t{1} << 32);
+        }
+        expect(ok && past, "the exchange plan past 2^32 keys: offsets and global positions in 64 bits");
     }
     // The check itself: it takes the stable order and refuses each kind of
-    // wrong answer (2 GPUs x 2 keys; input 5 1 5 3, stable order 1 3 5 5
+    // wrong answer (2 ranks x 2 keys; input 5 1 5 3, stable order 1 3 5 5
     // from indices 1 3 0 2).
     {
         const std::vector<uint32_t> in = {5, 1, 5, 3};
@@ -629,7 +778,7 @@ int runSelftest() {
         auto check = [&](const Keys& k, const Keys& v, bool pairs) { return partsMatch("", in, k, v, pairs, false, true); };
         expect(check({{1, 3}, {5, 5}}, {{1, 3}, {0, 2}}, true), "the check takes the stable order");
         expect(!check({{1, 3}, {5, 5}}, {{1, 3}, {2, 0}}, true), "the check refuses equal keys out of input order");
-        expect(!check({{5, 5}, {1, 3}}, {{0, 2}, {1, 3}}, true), "the check refuses GPUs out of order");
+        expect(!check({{5, 5}, {1, 3}}, {{0, 2}, {1, 3}}, true), "the check refuses ranks out of order");
         expect(!check({{1, 3}, {5, 5}}, {{1, 3}, {0, 0}}, true), "the check refuses an index twice");
         expect(!check({{1, 3}, {5}}, {{1, 3}, {0}}, true), "the check refuses a lost key");
         expect(check({{1, 3}, {5, 5}}, {{}, {}}, false), "the check takes keys alone, sorted");
@@ -641,12 +790,12 @@ int runSelftest() {
         for (uint32_t r : {9u, 5u, 1u, 1u}) z.add(r);
         expect(x == y && !(x == z), "the fingerprint: the same keys in any order match, another multiset does not");
     }
-    // All-equal keys split by position: GPU d gets one stretch of global indices.
+    // All-equal keys split by position: rank d gets one stretch of global indices.
     {
         const auto input = makeSortInput<float>(SortShape::AllEqual, 4 * 1000);
-        size_t send[kMaxGpus][kMaxGpus];
+        size_t send[kMaxRanks][kMaxRanks];
         std::vector<unsigned> dest;
-        hostPlan(input, 4, true, send, dest);
+        hostPlan(input, splitKeys(input.size(), 4, false), true, send, dest);
         expect(std::is_sorted(dest.begin(), dest.end()), "all-equal keys: destinations ascend with the index");
     }
     return selftestVerdict();
@@ -654,17 +803,34 @@ int runSelftest() {
 
 // =============================================================== the lesson
 
-struct Options : SortOptions {  // the sort lessons', n being keys per GPU, and the GPUs
-    int gpus = 0;
+struct Options : SortOptions {  // the sort lessons', n being keys a rank, and the ranks
+    int ranks = 0;
 };
 
+// The model beside a run of ranks that share a GPU: the same ranks on GPUs of
+// their own. Sample and splitters as measured; bucket and local sort, which
+// each rank runs on its own keys, at the measured time over the ranks that
+// shared a GPU; the exchange at the link's peak, kLinkGbs a direction (NVLink
+// 4 on an H100 or H200 SXM), for the (ranks - 1) / ranks of its bytes that
+// leave a GPU. A prediction that a run on that many GPUs would have to show.
+constexpr double kLinkGbs = 450;
+
+// The median over runs of one phase (kPhases: the whole sort).
+inline double medianPhase(const std::vector<std::array<double, kPhases>>& runs, int phase) {
+    std::vector<double> v;
+    for (const auto& t : runs) v.push_back(phase < kPhases ? t[phase] : std::accumulate(t.begin(), t.end(), 0.0));
+    std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
+    return v[v.size() / 2];
+}
+
 template <class Key>
-int runShape(const Options& o, const Run& run, const Gpus& gpus, SortShape shape, CsvFile& csv) {
-    const size_t n = o.n, total = n * o.gpus;
+int runShape(const Options& o, const Run& run, const Ranks& ranks, SortShape shape, CsvFile& csv) {
+    const int r = o.ranks, sharing = ranks.sharing(0);
+    const size_t n = o.n, total = n * r;
     const auto input = makeSortInput<Key>(shape, total);
     const std::string label = sortCaseLabel<Key>(sortShapeName(shape), total, o.descending, o.pairs);
     double oneGpuMs = 0;
-    if (run.timing && n) {  // one GPU's sample sort on n keys, checked, then timed like the phases
+    if (run.timing && n) {  // one GPU's sample sort on a rank's n keys, checked, then timed like the phases
         CUDA_CHECK(cudaSetDevice(0));
         const std::vector<Key> slice(input.begin(), input.begin() + n);
         Problem<Key> one(slice, o.pairs, o.descending);
@@ -679,128 +845,165 @@ int runShape(const Options& o, const Run& run, const Gpus& gpus, SortShape shape
         if (o.pairs) one.d.vout.download(values[0].data(), n);
         if (!partsMatch("one GPU's sample sort, " + label, slice, keys, values, o.pairs, o.descending)) return kExitCheckFailed;
         std::vector<double> times;
-        for (int r = -run.plan.warmups; r < run.plan.repeats; ++r) {
+        for (int rep = -run.plan.warmups; rep < run.plan.repeats; ++rep) {
             const auto t0 = Clock::now();
             sampleSort(one, config);
             CUDA_CHECK(cudaDeviceSynchronize());
-            if (r >= 0) times.push_back(msSince(t0));
+            if (rep >= 0) times.push_back(msSince(t0));
         }
         std::nth_element(times.begin(), times.begin() + times.size() / 2, times.end());
         oneGpuMs = times[times.size() / 2];
     }
     Cluster<Key> c;
-    setUp(c, gpus, n, o.pairs, o.descending, input);
+    setUp(c, ranks, splitKeys(total, r, false), o.pairs, o.descending, input);
     sortAcross(c);  // sizes the receive side; then a poisoned, checked sort
     poisonAll(c);
     sortAcross(c);
     if (!clusterMatches(label, c, input, o.descending)) return kExitCheckFailed;
     size_t largest = 0;
-    std::string perGpu;
-    for (int g = 0; g < o.gpus; ++g) largest = std::max(largest, c.received[g]), perGpu += " " + std::to_string(c.received[g]);
-    std::printf("\n%s on %d GPU%s: sorted across the GPUs, %s\n", label.c_str(), o.gpus, o.gpus > 1 ? "s" : "",
+    std::string perRank;
+    for (int g = 0; g < r; ++g) largest = std::max(largest, c.plan.received[g]), perRank += " " + std::to_string(c.plan.received[g]);
+    std::printf("\n%s on %d rank%s: sorted across the ranks, %s\n", label.c_str(), r, r > 1 ? "s" : "",
                 o.pairs ? "stable, every value its key's global index (exact)"
                         : total <= kExactKeysLimit ? "exactly the host's sort" : "the input's keys by fingerprint");
-    std::printf("balance: keys per GPU%s; largest/mean %.4f\n", perGpu.c_str(), total ? largest / (double(total) / o.gpus) : 0.0);
+    std::printf("balance: keys per rank%s; largest/mean %.4f\n", perRank.c_str(), total ? largest / (double(total) / r) : 0.0);
     if (!run.timing || n == 0) return kExitPass;
 
     std::vector<std::array<double, kPhases>> runs;
-    for (int r = -run.plan.warmups; r < run.plan.repeats; ++r) {
+    for (int rep = -run.plan.warmups; rep < run.plan.repeats; ++rep) {
         const auto t = sortAcross(c);
-        if (r >= 0) runs.push_back(t);
+        if (rep >= 0) runs.push_back(t);
     }
-    auto median = [&](int phase) {  // phase kPhases: the sum
-        std::vector<double> v;
-        for (const auto& t : runs) v.push_back(phase < kPhases ? t[phase] : std::accumulate(t.begin(), t.end(), 0.0));
-        std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
-        return v[v.size() / 2];
-    };
     const double keyBytes = sizeof(Key) + (o.pairs ? 4.0 : 0.0), exchangeBytes = double(total) * keyBytes;
     // bucket: the histogram reads the keys, the scatter reads keys (+ values) and writes them; local sort: one pass
     const double phaseBytes[kPhases] = {0, 0, double(total) * (sizeof(Key) + 2 * keyBytes), exchangeBytes,
                                         double(total) * keyBytes * 2};
-    Table table("sample sort across " + std::to_string(o.gpus) + " GPU" + (o.gpus > 1 ? "s" : "") + ", " + label +
-                    " (host clock: a phase ends when every GPU has finished it)",
-                {{"phase", 12, true}, {"time (ms)", 9}, {"GB/s", 7}, {"share", 6}}, &csv);
-    const double totalMs = median(kPhases);
-    for (int ph = 0; ph < kPhases; ++ph)
-        table.row({kPhaseNames[ph], fixed(median(ph), 3), phaseBytes[ph] ? fixed(gbPerSecond(phaseBytes[ph], median(ph)), 0) : "-",
-                   fixed(100 * median(ph) / totalMs, 1) + " %"});
-    table.row({"total", fixed(totalMs, 3), "-", "100 %"});
-    const double ncclMs = allToAllMs(c, run.plan);
+    const bool shared = sharing > 1;
+    std::vector<Column> columns = {{"phase", 12, true}, {"time (ms)", 9}, {"GB/s", 7}, {"share", 6}};
+    if (shared) columns.push_back({"model: own GPUs (ms)", 20});
+    Table table("sample sort on " + std::to_string(r) + " rank" + (r > 1 ? "s" : "") + ", " + label +
+                    (shared ? ", " + std::to_string(sharing) + " ranks sharing a GPU (a check of the pipeline, not a scaling claim)"
+                            : " (host clock: a phase ends when every rank has finished it)"),
+                columns, &csv);
+    const double totalMs = medianPhase(runs, kPhases);
+    double modelMs = 0;
+    for (int ph = 0; ph < kPhases; ++ph) {
+        const double ms = medianPhase(runs, ph);
+        std::vector<std::string> cells = {kPhaseNames[ph], fixed(ms, 3), phaseBytes[ph] ? fixed(gbPerSecond(phaseBytes[ph], ms), 0) : "-",
+                                          fixed(100 * ms / totalMs, 1) + " %"};
+        if (shared) {
+            const double model = ph == kBucket || ph == kLocalSort ? ms / sharing
+                                 : ph == kExchange ? exchangeBytes / r * (r - 1) / r / (kLinkGbs * 1e6) : ms;
+            cells.push_back(fixed(model, 3));
+            modelMs += model;
+        }
+        table.row(cells);
+    }
+    table.row(shared ? std::vector<std::string>{"total", fixed(totalMs, 3), "-", "100 %", fixed(modelMs, 3)}
+                     : std::vector<std::string>{"total", fixed(totalMs, 3), "-", "100 %"});
+    const double allToAll = allToAllMs(c, run.plan);
     const double gkeys = total / (totalMs * 1e6);
-    std::printf("total: %.3f ms = %.2f Gkeys/s for %zu keys (%zu per GPU)\n", totalMs, gkeys, total, n);
-    std::printf("one GPU's sample sort on %zu keys: %.3f ms = %.2f Gkeys/s; scaling efficiency %.2f (%d x its rate: %.2f Gkeys/s)\n",
-                n, oneGpuMs, n / (oneGpuMs * 1e6), gkeys / (o.gpus * n / (oneGpuMs * 1e6)), o.gpus, o.gpus * n / (oneGpuMs * 1e6));
-    std::printf("exchange: %.0f GB/s; NCCL all-to-all of the same bytes in equal parts: %.3f ms = %.0f GB/s; the exchange at %.2f of it\n",
-                gbPerSecond(exchangeBytes, median(kExchange)), ncclMs, gbPerSecond(exchangeBytes, ncclMs), ncclMs / median(kExchange));
+    std::printf("total: %.3f ms = %.2f Gkeys/s for %zu keys (%zu a rank), exchange by %s\n", totalMs, gkeys, total, n,
+                ranks.transport());
+    if (shared)
+        std::printf("model, %d ranks on GPUs of their own (exchange at %.0f GB/s a direction): %.3f ms = %.2f Gkeys/s; "
+                    "a prediction, not a measurement\n", r, kLinkGbs, modelMs, total / (modelMs * 1e6));
+    else
+        std::printf("one GPU's sample sort on %zu keys: %.3f ms = %.2f Gkeys/s; scaling efficiency %.2f (%d x its rate: %.2f Gkeys/s)\n",
+                    n, oneGpuMs, n / (oneGpuMs * 1e6), gkeys / (r * n / (oneGpuMs * 1e6)), r, r * n / (oneGpuMs * 1e6));
+    std::printf("exchange: %.0f GB/s; the all-to-all of the same bytes in equal parts (%s): %.3f ms = %.0f GB/s; the exchange at %.2f of it\n",
+                gbPerSecond(exchangeBytes, medianPhase(runs, kExchange)), ranks.nccl ? "NCCL" : "device copies", allToAll,
+                gbPerSecond(exchangeBytes, allToAll), allToAll / medianPhase(runs, kExchange));
     return kExitPass;
+}
+
+inline int visibleGpus() {
+    int count = 0;
+    CUDA_CHECK(cudaGetDeviceCount(&count));
+    return count;
 }
 
 template <class Key>
 int runLessonAs(const Options& o, const Run& run) {
     CsvFile csv;
     csv.open(run.csvPath, "sample_sort_gpus");
-    const Gpus gpus(o.gpus);
+    const Ranks ranks(o.ranks, visibleGpus());
     for (const SortShape shape : o.all ? sortTableShapes() : std::vector<SortShape>{sortShapeFromName(o.input)}) {
-        const int rc = runShape<Key>(o, run, gpus, shape, csv);
+        const int rc = runShape<Key>(o, run, ranks, shape, csv);
         if (rc != kExitPass) return rc;
     }
     return kExitPass;
 }
 
-constexpr size_t kVerifyLargest = 1000003;  // keys per GPU
+constexpr size_t kVerifyLargest = 1000003;  // keys in all
 
 // Every distribution (the adversarial ones too), key type and order, keys
-// and pairs, at sizes per GPU from 0 up, each checked on poisoned outputs.
+// and pairs, at sizes in all from 0 up, each checked on poisoned outputs:
+// the output exact (values, stability by provenance) and each rank's send
+// counts the host's plan from the same splitters. Half the cases split the
+// keys evenly, half put them all on the last rank (the others hold none);
+// with fewer keys than ranks, ranks receive nothing.
 template <class Key>
-int runVerifyAs(const Gpus& gpus, int& failed) {
+int runVerifyAs(const Ranks& ranks, int& failed) {
     int cases = 0;
     for (const auto& shape : sortShapeNames())
-        for (size_t n : {size_t{0}, size_t{1}, size_t{3}, size_t{1000}, size_t{65537}, kVerifyLargest})
+        for (size_t total : {size_t{0}, size_t{1}, size_t{3}, size_t{1000}, size_t{65537}, kVerifyLargest})
             for (int mode = 0; mode < 4; ++mode) {
-                const bool pairs = mode & 1, descending = mode & 2;
-                const auto input = makeSortInput<Key>(shape.shape, n * gpus.count);
+                const bool pairs = mode & 1, descending = mode & 2, allOnLast = ranks.count > 1 && (mode == 1 || mode == 2);
+                const auto input = makeSortInput<Key>(shape.shape, total);
+                const auto counts = splitKeys(total, ranks.count, allOnLast);
+                const std::string label = sortCaseLabel<Key>(shape.name, total, descending, pairs) + (allOnLast ? " all on the last rank" : "");
                 Cluster<Key> c;
-                setUp(c, gpus, n, pairs, descending, input);
+                setUp(c, ranks, counts, pairs, descending, input);
                 sortAcross(c);
                 poisonAll(c);
                 sortAcross(c);
-                const bool ok = clusterMatches(sortCaseLabel<Key>(shape.name, n * gpus.count, descending, pairs), c, input, descending);
+                bool ok = clusterMatches(label, c, input, descending);
+                if (ok && total) {
+                    size_t send[kMaxRanks][kMaxRanks];
+                    std::vector<unsigned> dest;
+                    hostPlan(input, counts, descending, send, dest);
+                    for (int g = 0; g < ranks.count; ++g)
+                        for (int d = 0; d < ranks.count; ++d) ok = ok && c.plan.send[g][d] == send[g][d];
+                    if (!ok) std::printf("%s: the send counts differ from the host's plan\n", label.c_str());
+                }
                 failed += !ok, ++cases;
             }
-    std::printf("verify %s on %d GPU%s: %d cases, %d failed so far\n", keyName<Key>(), gpus.count, gpus.count > 1 ? "s" : "", cases, failed);
+    std::printf("verify %s on %d rank%s (%s): %d cases, %d failed so far\n", keyName<Key>(), ranks.count,
+                ranks.count > 1 ? "s" : "", ranks.transport(), cases, failed);
     return cases;
 }
 
 int runVerify(const Options& o) {
-    const Gpus gpus(o.gpus);
+    const Ranks ranks(o.ranks, visibleGpus());
     int failed = 0;
-    runVerifyAs<uint32_t>(gpus, failed);
-    runVerifyAs<int32_t>(gpus, failed);
-    runVerifyAs<float>(gpus, failed);
+    runVerifyAs<uint32_t>(ranks, failed);
+    runVerifyAs<int32_t>(ranks, failed);
+    runVerifyAs<float>(ranks, failed);
     return failed ? kExitCheckFailed : kExitPass;
 }
 
-// How many GPUs: --gpus, else every visible one (at most kMaxGpus).
-inline void chooseGpus(Options& o, bool given, size_t n) {
-    int count = 0;
-    CUDA_CHECK(cudaGetDeviceCount(&count));
-    if (!given) o.gpus = std::min(count, kMaxGpus);
-    if (o.gpus > count) {
-        std::fprintf(stderr, "sample_sort_gpus: --gpus %d, but only %d GPU%s visible\n", o.gpus, count, count > 1 ? "s are" : " is");
-        std::exit(kExitBadArgument);
-    }
+// How many ranks: --ranks, else one a visible GPU (at most kMaxRanks). Each
+// GPU must hold its ranks: n keys a rank (all of the input on one rank in
+// --verify's layouts, keysOnOneRank) and what each receives.
+inline void chooseRanks(Options& o, bool given, size_t keysOnOneRank) {
+    const int gpus = visibleGpus();
+    if (!given) o.ranks = std::min(gpus, kMaxRanks);
     int version = 0;
     NCCL_CHECK(ncclGetVersion(&version));
-    std::printf("%d GPU%s in one process, NCCL %d.%d.%d\n", o.gpus, o.gpus > 1 ? "s" : "", version / 10000, version / 100 % 100,
-                version % 100);
-    // A GPU's keys (+ values) and their bucketed copy, then what it receives
+    const int perGpu = ceilDiv(o.ranks, gpus);
+    std::printf("%d rank%s on %d GPU%s in one process (%s), NCCL %d.%d.%d\n", o.ranks, o.ranks > 1 ? "s" : "",
+                std::min(o.ranks, gpus), std::min(o.ranks, gpus) > 1 ? "s" : "",
+                o.ranks <= gpus ? "a GPU a rank, exchange by NCCL" : "ranks share GPUs, exchange by device copies",
+                version / 10000, version / 100 % 100, version % 100);
+    // A rank's keys (+ values) and their bucketed copy, then what it receives
     // (room for 1/8 over the mean) with sample_sort's buffers and scratch.
-    const size_t m = n + n / 8, perKey = 2 * (sizeof(uint32_t) + (o.pairs ? 4 : 0));
+    const size_t n = keysOnOneRank, m = n + n / 8, perKey = 2 * (sizeof(uint32_t) + (o.pairs ? 4 : 0));
     const size_t need = n * perKey + sortBytesNeeded<uint32_t>(m, o.pairs, ScratchSizes(m, {8, 512}).bytes(m, o.pairs));
-    for (int g = 0; g < o.gpus; ++g) {
+    for (int g = 0; g < std::min(o.ranks, gpus); ++g) {
         CUDA_CHECK(cudaSetDevice(g));
-        requireDeviceMemory(need, "sample_sort_gpus (a GPU's keys, their buckets, what it receives, sample_sort's scratch)");
+        requireDeviceMemory(need > SIZE_MAX / perGpu ? SIZE_MAX : need * perGpu,
+                            "sample_sort_gpus (its ranks' keys, their buckets, what they receive, sample_sort's scratch)");
     }
 }
 
@@ -812,27 +1015,27 @@ int main(int argc, char** argv) {
     using namespace across;
     setenv("NCCL_NVLS_ENABLE", "0", 0);  // NVLink multicast off unless the environment says otherwise
     across::Options o;
-    bool gpusGiven = false;
-    std::vector<OptionSpec> options = sortOptions("keys per GPU (default 2^28; --quick 2^22)",
+    bool ranksGiven = false;
+    std::vector<OptionSpec> options = sortOptions("keys a rank (default 2^28; --quick 2^22)",
                                                   "sort uint32 values (each key's global index) with the keys; checked as stable",
                                                   "every distribution of the table");
-    options.insert(options.begin(), {"--gpus", "N", "GPUs to use (default: every visible one, at most 8)"});
-    return lessonEntry(argc, argv, {"sample_sort_gpus", "Chapter 14.3 across GPUs: a sample sort over NCCL, one exchange.",
+    options.insert(options.begin(), {"--ranks", "N", "ranks, 1 to 8, placed on the visible GPUs round-robin (default: one a GPU)"});
+    return lessonEntry(argc, argv, {"sample_sort_gpus", "Chapter 14.3 across GPUs: a sample sort over ranks, one exchange.",
         options, {"sampleSortGpus"},
         [&](const Args& args, const Run& run) {
-            gpusGiven = args.has("--gpus");
-            o.gpus = static_cast<int>(args.count("--gpus", 1, 1));
-            if (o.gpus > kMaxGpus) args.fail("--gpus must be at most 8 (one host's GPUs)");
+            ranksGiven = args.has("--ranks");
+            o.ranks = static_cast<int>(args.count("--ranks", 1, 1));
+            if (o.ranks > kMaxRanks) args.fail("--ranks must be at most 8");
             readSortOptions(args, run, o, size_t{1} << 28, size_t{1} << 22, 34);
-            // Checked again once the GPUs are counted (without --gpus, every visible one).
-            if (o.pairs && !sortValuesFit(o.n * o.gpus)) args.fail("--pairs needs --n x --gpus below 2^32 - 1 (the values are 32-bit global indices)");
+            // Checked again once the GPUs are counted (without --ranks, one a visible GPU).
+            if (o.pairs && !sortValuesFit(o.n * o.ranks)) args.fail("--pairs needs --n x --ranks below 2^32 - 1 (the values are 32-bit global indices)");
         },
         across::runSelftest,
-        [&](const Run&) { chooseGpus(o, gpusGiven, kVerifyLargest); return across::runVerify(o); },
+        [&](const Run&) { chooseRanks(o, ranksGiven, kVerifyLargest); return across::runVerify(o); },
         [&](const Run& run) {
-            chooseGpus(o, gpusGiven, o.n);
-            if (o.pairs && !sortValuesFit(o.n * o.gpus)) {
-                std::fprintf(stderr, "sample_sort_gpus: --pairs needs --n x GPUs below 2^32 - 1 (the values are 32-bit global indices)\n");
+            chooseRanks(o, ranksGiven, o.n);
+            if (o.pairs && !sortValuesFit(o.n * o.ranks)) {
+                std::fprintf(stderr, "sample_sort_gpus: --pairs needs --n x ranks below 2^32 - 1 (the values are 32-bit global indices)\n");
                 return kExitBadArgument;
             }
             return onKeyType(o.key, [&](auto key) { return across::runLessonAs<decltype(key)>(o, run); });

@@ -5,6 +5,7 @@
 # 2. every CTest test (on a GPU nothing is skipped)
 # 3. every lesson's full run: the transcript of its README, plus its CSV
 # 4. compute-sanitizer memcheck, racecheck and synccheck on every lesson at small sizes
+#    (the sort across GPUs also on four ranks)
 # 5. with --large: inputs past 2^28 and 2^31 elements, checks only, in three
 #    groups one after another, a group's runs side by side (about 90 GB of
 #    device memory a group at most; minutes)
@@ -67,6 +68,14 @@ for i in "${!lessons[@]}"; do
     step "${lesson}_${tool}" "$SANITIZER" --tool "$tool" --error-exitcode 1 ${sanitizer_args[$i]} "$BUILD/$lesson" ${small_args[$i]}
   done
 done
+# The sort across GPUs on four ranks: past the visible GPUs they share them,
+# and the exchange runs as device copies.
+if [ -x "$BUILD/sample_sort_gpus" ]; then
+  for tool in memcheck racecheck synccheck; do
+    step "sample_sort_gpus_4_ranks_${tool}" "$SANITIZER" --tool "$tool" --error-exitcode 1 --report-api-errors no \
+      "$BUILD/sample_sort_gpus" --ranks 4 --n 20000 --input few-distinct --pairs --no-timing
+  done
+fi
 # large NAME COMMAND...: starts a check-only run in the background; the
 # runs share the card (no timing is involved) and finish_large collects them.
 large_names=(); large_pids=(); large_starts=()

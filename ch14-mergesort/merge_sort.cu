@@ -12,7 +12,7 @@
 //   nvcc -std=c++17 -O3 -arch=sm_75 -o merge_sort merge_sort.cu
 //   (your card's -arch, e.g. sm_90 on an H100/H200; tile shapes are chosen at run time)
 // Run:
-//   ./merge_sort                  the course's traces, checks, the table and each pass (2^28 uint32 keys)
+//   ./merge_sort                  the course's traces, checks, the table and each pass (2^28 uint32 keys), the size sweep
 //   ./merge_sort --dist all       a table per distribution, then a summary
 //   ./merge_sort --pairs --key float --descending --n 1000003    key-value (values = original index)
 //   ./merge_sort --verify         every row on the adversarial inputs, every key type and order
@@ -20,17 +20,14 @@
 // Reading map: "Part A" (the tie rule, co_rank, the 14.1 and 14.2 kernels, their worked examples);
 // "Part B" (tuning, pieces, block sort, merge passes, the plan); "the variant table"; "selftest";
 // "the lesson"; "main".
-// Change: --n, --key, --input/--dist, --pairs, --descending, --only. Exercises (README.md):
+// Change: --n, --key, --input/--dist, --pairs, --descending, --only, --sizes. Exercises (README.md):
 //   -DEXERCISE_NO_BOUNDARY_GUARD  14.1's trap: read the exhausted run
 //   -DEXERCISE_FORGET_PAIR_START  14.2's trap: a pair-local index used as a global one
 //   -DEXERCISE_SEED_TIE_TEST      the course's strict A[i] < B[j-1]: ties leave unstably
 // Each is caught by the checks (the last only by provenance).
 
-#include "../common/inputs.hpp"
 #include "../common/selftest.hpp"
-#include "../common/sort_buffers.cuh"
-#include "../common/sort_options.hpp"
-#include "../common/variants.hpp"
+#include "../common/sort_options.hpp"  // and with it the inputs, the sort buffers, the variant table
 
 #include <cuda_pipeline.h>
 
@@ -1034,46 +1031,59 @@ void passTable(const std::vector<Pass>& plan, const std::string& title, double b
     const double sum = std::accumulate(ms.begin(), ms.end(), 0.0);
     table.row({"sum", "", fixed(sum, 3), "", fixed(100.0 * copyMs * plan.size() / sum, 1)});
 }
-struct Summary { std::string shape; double ms, mergeMs, radixMs; };  // a row of the by-distribution table
+struct Summary { std::string shape; SweepPoint fastest; };  // a row of the by-distribution table
 
+// One table: n keys of one shape, every row and CUB's two sorts checked, then timed; echo false: nothing printed.
 template <class Key>
-int runShape(const SortOptions& o, const Run& run, SortShape shape, CsvFile& csv, std::vector<Summary>& summary) {
-    const std::vector<Key> input = makeSortInput<Key>(shape, o.n);
+int runShape(const SortOptions& o, const Run& run, SortShape shape, size_t n, bool echo, CsvFile* csv, std::vector<Summary>& summary) {
+    const std::vector<Key> input = makeSortInput<Key>(shape, n);
     Sorting<Key> s(input, o.pairs, o.descending);
-    const std::string label = sortCaseLabel<Key>(sortShapeName(shape), o.n, o.descending, o.pairs);
-    const auto rows = variantRows(s, run, o.n <= kSeedRowLimit);
-    if (!checkInput(input, s, rows, label, summary.empty() && !o.all)) return kExitCheckFailed;
-    std::printf("%s: %zu rows and both CUB sorts match the reference exactly%s\n", label.c_str(), rows.size(),
+    const std::string label = sortCaseLabel<Key>(sortShapeName(shape), n, o.descending, o.pairs);
+    const auto rows = variantRows(s, run, n <= kSeedRowLimit);
+    if (!checkInput(input, s, rows, label, echo && summary.empty() && !o.all)) return kExitCheckFailed;
+    if (echo) std::printf("%s: %zu rows and both CUB sorts match the reference exactly%s\n", label.c_str(), rows.size(),
                 o.pairs ? " (keys, and every value is the original index the stable order puts there)" : "");
-    if (!run.timing || o.n == 0 || rows.empty()) return kExitPass;
+    if (!run.timing || n == 0 || rows.empty()) return kExitPass;
     LibraryRows<Key, Sorting<Key>> cub(s.d, o.descending);
-    const TimedRows t = timeRows(cub.table("merge sort, " + label, {{"tile", 6}, {"merge nv", 8}, {"passes", 6}}, s.d), rows, s,
-                                 run, &csv);
-    summary.push_back({sortShapeName(shape), t.ms[t.best], t.libraryMs, t.othersMs[0]});
+    TimedTable<Sorting<Key>> spec = cub.table("merge sort, " + label, {{"tile", 6}, {"merge nv", 8}, {"passes", 6}}, s.d);
+    spec.echo = echo;
+    const TimedRows t = timeRows(spec, rows, s, run, csv);
     const std::string best = rows[t.best].name;
-    if (summary.size() == 1 && s.plans.count(best))  // the passes of the fastest row
-        passTable(s.plans[best], "each pass of " + best + " (" + label + ")", s.d.bytesPerPass(), t.copyMs, run, csv);
+    summary.push_back({sortShapeName(shape), {best, t.ms[t.best], t.libraryMs, t.othersMs[0], t.copyMs}});
+    if (echo && csv && summary.size() == 1 && s.plans.count(best))  // the passes of the fastest row
+        passTable(s.plans[best], "each pass of " + best + " (" + label + ")", s.d.bytesPerPass(), t.copyMs, run, *csv);
     return kExitPass;
 }
 
 template <class Key> int runLessonAs(const SortOptions& o, const Run& run) {
     // Buffers, as many again for the scratch and CUB's, the partitions.
-    requireDeviceMemory(2 * sortBytesNeeded<Key>(o.n, o.pairs, 0) + o.n / 8 + (size_t{64} << 20), "merge_sort (keys, values, scratch and CUB's)");
+    auto bytesFor = [&](size_t n) { return 2 * sortBytesNeeded<Key>(n, o.pairs, 0) + n / 8 + (size_t{64} << 20); };
+    requireDeviceMemory(bytesFor(o.n), "merge_sort (keys, values, scratch and CUB's)");
     CsvFile csv;
     csv.open(run.csvPath, "merge_sort");
     if (!seedExamples()) return kExitCheckFailed;
     std::vector<Summary> summary;
     for (SortShape shape : o.all ? sortTableShapes() : std::vector<SortShape>{sortShapeFromName(o.input)})
-        if (const int rc = runShape<Key>(o, run, shape, csv, summary); rc != kExitPass) return rc;
-    if (summary.size() < 2) return kExitPass;
-    Table table("merge sort by distribution, " + std::string(keyName<Key>()) + " n=" + std::to_string(o.n) + (o.pairs ? " pairs" : ""),
-                {{"distribution", 12, true}, {"time (ms)", 9}, {"Gkeys/s", 7}, {"vs CUB", 6}, {"vs radix", 8},
-                 {"CUB merge Gkeys/s", 17}, {"CUB radix Gkeys/s", 17}}, &csv);  // the last two for plot_sweep.py
-    const double gkeys = o.n / 1e6;  // over a time in ms: Gkeys/s
-    for (const Summary& r : summary)
-        table.row({r.shape, fixed(r.ms, 3), fixed(gkeys / r.ms, 2), fixed(r.mergeMs / r.ms, 2), fixed(r.radixMs / r.ms, 2),
-                   fixed(gkeys / r.mergeMs, 2), fixed(gkeys / r.radixMs, 2)});
-    return kExitPass;
+        if (const int rc = runShape<Key>(o, run, shape, o.n, true, &csv, summary); rc != kExitPass) return rc;
+    if (summary.size() > 1) {
+        Table table("merge sort by distribution, " + std::string(keyName<Key>()) + " n=" + std::to_string(o.n) + (o.pairs ? " pairs" : ""),
+                    {{"distribution", 12, true}, {"time (ms)", 9}, {"Gkeys/s", 7}, {"vs CUB", 6}, {"vs radix", 8},
+                     {"CUB merge Gkeys/s", 17}, {"CUB radix Gkeys/s", 17}}, &csv);  // the last two for plot_sweep.py
+        const double gkeys = o.n / 1e6;  // over a time in ms: Gkeys/s
+        for (const Summary& r : summary) {
+            const SweepPoint& f = r.fastest;
+            table.row({r.shape, fixed(f.ms, 3), fixed(gkeys / f.ms, 2), fixed(f.mergeMs / f.ms, 2), fixed(f.radixMs / f.ms, 2),
+                       fixed(gkeys / f.mergeMs, 2), fixed(gkeys / f.radixMs, 2)});
+        }
+    }
+    if (!run.timing || summary.empty()) return kExitPass;  // no timed row: no sweep
+    return runSizeSweep(std::string("size sweep: merge sort, uniform ") + keyName<Key>() + (o.pairs ? " pairs" : " keys") +
+                        (o.descending ? ", descending" : ""), o.sizes, bytesFor, [&](size_t n, SweepPoint& point) {
+        std::vector<Summary> one;
+        const bool ok = runShape<Key>(o, run, SortShape::Uniform, n, false, nullptr, one) == kExitPass && !one.empty();
+        if (ok) point = one.front().fastest;
+        return ok;
+    }, csv);
 }
 
 // ===================================================================== main
@@ -1081,7 +1091,7 @@ int main(int argc, char** argv) {
     SortOptions o;
     return lessonEntry(argc, argv, {"merge_sort", "Chapter 14.1-14.2: merge sort -- co-rank merges, bottom-up passes, a sort beside CUB's.",
         sortOptions("keys to sort (default 2^28; --quick 2^22)", "sort uint32 values (each key's original index) with the keys; checked as stable",
-                    "a table per distribution (uniform ... organ-pipe), then a summary"),
+                    "a table per distribution (uniform ... organ-pipe), then a summary", true),
         {"seed", "blocksort"},
         [&](const Args& args, const Run& run) { readSortOptions(args, run, o, size_t{1} << 28, size_t{1} << 22); },
         runSelftest, [&](const Run& run) { return runVerify(o, run); },

@@ -9,7 +9,7 @@
 // Build (one file):  nvcc -std=c++17 -O3 -arch=sm_75 -o sample_sort sample_sort.cu
 //                    (use your card's -arch, e.g. sm_90 on an H100/H200)
 // Run:
-//   ./sample_sort                  device report, Part A, checks, the 2^28-key table (uniform uint32)
+//   ./sample_sort                  device report, Part A, checks, the 2^28-key table (uniform uint32), the size sweep
 //   ./sample_sort --dist all       a table per distribution, then the summary
 //   ./sample_sort --quick          2^22 keys, for a short Colab cell on a T4
 //   ./sample_sort --verify         every kernel on the adversarial set, every distribution
@@ -24,16 +24,13 @@
 // steps, copy), "launchers" (scratch, the level loop); "the variant table";
 // "selftest"; "the lesson"; "main". sample_sort_gpus.cu includes this file
 // (SAMPLE_SORT_NO_MAIN) and runs Part B as it is on every GPU's share of the keys.
-// Change: --n, --key, --pairs, --descending, --input/--dist, --only; the
+// Change: --n, --key, --pairs, --descending, --input/--dist, --only, --sizes; the
 // Tuning struct (buckets per level, oversampling, tile). Exercise (README.md):
 // build with -DEXERCISE_UNSTABLE_RANK: the stable ranks turn unstable, which
 // provenance shows, and on uniform keys the radix passes too.
 
-#include "../common/inputs.hpp"
 #include "../common/selftest.hpp"
-#include "../common/sort_buffers.cuh"
-#include "../common/sort_options.hpp"
-#include "../common/variants.hpp"
+#include "../common/sort_options.hpp"  // and with it the inputs, the sort buffers, the variant table
 
 #include <cmath>
 #include <tuple>
@@ -1687,12 +1684,16 @@ int runVerify(const Run& run) {
 
 struct Summary {
     std::string dist;
-    double ms, mergeMs, radixMs, passes, largest;
+    double ms, passes, largest;  // the first row's (256-way)
+    SweepPoint fastest;          // the fastest row's, CUB's two and the copy
 };
 
+// One table: n keys of one distribution, every row and CUB's two sorts checked, then timed. echo false: the
+// checks and the times, nothing printed (a point of the size sweep).
 template <class Key>
-int runDistribution(const SortOptions& o, const Run& run, SortShape dist, const char* name, CsvFile& csv, std::vector<Summary>& out) {
-    const size_t n = o.n;
+int runDistribution(const SortOptions& o, const Run& run, SortShape dist, size_t n, bool echo, CsvFile* csv,
+                    std::vector<Summary>& out) {
+    const char* name = sortShapeName(dist);
     const auto input = makeSortInput<Key>(dist, n);
     const auto want = referenceSort(input, o.descending);
     Problem<Key> p(input, o.pairs, o.descending);
@@ -1706,19 +1707,21 @@ int runDistribution(const SortOptions& o, const Run& run, SortShape dist, const 
         balances.push_back(p.scratch.balance);
     }
     if (!cub.check(p, p.d, input, want, name)) return kExitCheckFailed;
-    std::printf("\n%s, %zu %s %s%s: %zu rows and both CUB sorts match the host reference (sample sort: stable, by provenance)\n",
+    if (echo) std::printf("\n%s, %zu %s %s%s: %zu rows and both CUB sorts match the host reference (sample sort: stable, by provenance)\n",
                 name, n, keyName<Key>(), o.pairs ? "key-value pairs" : "keys", o.descending ? ", descending" : "", rows.size());
-    for (size_t r = 0; r < rows.size(); ++r) printBalance(rows[r].name, balances[r], 1 << configNamed(rows[r].name, run.device, o.pairs).levels);
+    for (size_t r = 0; r < rows.size() && echo; ++r) printBalance(rows[r].name, balances[r], 1 << configNamed(rows[r].name, run.device, o.pairs).levels);
     if (!run.timing || n == 0) return kExitPass;
     TimedTable<Problem<Key>> table = cub.table(std::string("sample sort, ") + name + ", " + std::to_string(n) + " " +
                                                    keyName<Key>() + (o.pairs ? " pairs" : " keys"),
                                                {{"buckets", 7}, {"block cap", 9}, {"sample/k", 8}}, p.d);
     table.versus = "vs merge";
-    const TimedRows t = timeRows(table, rows, p, run, &csv);
-    if (!rows.empty()) {  // the first row (256-way) goes to the summary, beside both CUB sorts
+    table.echo = echo;
+    const TimedRows t = timeRows(table, rows, p, run, csv);
+    if (!rows.empty()) {
         const auto& first = balances[0].levels[0];
-        out.push_back({name, t.ms[0], t.libraryMs, t.othersMs[0], rows[0].passes,
-                       first.plan.nonEmpty ? first.plan.largest / (static_cast<double>(n) / first.plan.nonEmpty) : 0.0});
+        out.push_back({name, t.ms[0], rows[0].passes,
+                       first.plan.nonEmpty ? first.plan.largest / (static_cast<double>(n) / first.plan.nonEmpty) : 0.0,
+                       {rows[t.best].name, t.ms[t.best], t.libraryMs, t.othersMs[0], t.copyMs}});
     }
     return kExitPass;
 }
@@ -1727,14 +1730,14 @@ template <class Key>
 int runLessonAs(const SortOptions& o, const Run& run) {
     CsvFile csv;
     csv.open(run.csvPath, "sample_sort");
-    const ScratchSizes s = scratchFor(o.n, run, o.pairs);
-    requireDeviceMemory(sortBytesNeeded<Key>(o.n, o.pairs, s.bytes(o.n, o.pairs)) + 2 * o.n * 4, "sample_sort (buffers, scratch and CUB's)");
+    auto bytesFor = [&](size_t n) { return sortBytesNeeded<Key>(n, o.pairs, scratchFor(n, run, o.pairs).bytes(n, o.pairs) + 2 * n * 4); };
+    requireDeviceMemory(bytesFor(o.n), "sample_sort (buffers, scratch and CUB's)");
     std::printf("sample: %d keys per level's segment = %d per bucket (oversampling: bucket sizes then vary by about "
                 "1/sqrt(%d) = %.0f %%)\n", 256 * Tuning::oversample, Tuning::oversample, Tuning::oversample,
                 100.0 / std::sqrt(static_cast<double>(Tuning::oversample)));
     std::vector<Summary> summary;
     for (const SortShape dist : o.all ? sortTableShapes() : std::vector<SortShape>{sortShapeFromName(o.input)}) {
-        const int rc = runDistribution<Key>(o, run, dist, sortShapeName(dist), csv, summary);
+        const int rc = runDistribution<Key>(o, run, dist, o.n, true, &csv, summary);
         if (rc != kExitPass) return rc;
     }
     if (summary.size() > 1) {
@@ -1744,10 +1747,18 @@ int runLessonAs(const SortOptions& o, const Run& run) {
                     {"CUB radix Gkeys/s", 17}}, &csv);
         const double gkeys = o.n / 1e6;  // over a time in ms: Gkeys/s
         for (const auto& r : summary)
-            table.row({r.dist, fixed(r.ms, 3), fixed(gkeys / r.ms, 2), fixed(r.passes, 2), fixed(r.mergeMs / r.ms, 2),
-                       fixed(r.radixMs / r.ms, 2), fixed(r.largest, 2), fixed(gkeys / r.mergeMs, 2), fixed(gkeys / r.radixMs, 2)});
+            table.row({r.dist, fixed(r.ms, 3), fixed(gkeys / r.ms, 2), fixed(r.passes, 2), fixed(r.fastest.mergeMs / r.ms, 2),
+                       fixed(r.fastest.radixMs / r.ms, 2), fixed(r.largest, 2), fixed(gkeys / r.fastest.mergeMs, 2),
+                       fixed(gkeys / r.fastest.radixMs, 2)});
     }
-    return kExitPass;
+    if (!run.timing || selectRows(variants<Key>(run.device, o.pairs), run).empty()) return kExitPass;
+    return runSizeSweep(std::string("size sweep: sample sort, uniform ") + keyName<Key>() + (o.pairs ? " pairs" : " keys") +
+                            (o.descending ? ", descending" : ""), o.sizes, bytesFor, [&](size_t n, SweepPoint& point) {
+                                std::vector<Summary> one;
+                                if (runDistribution<Key>(o, run, SortShape::Uniform, n, false, nullptr, one) != kExitPass) return false;
+                                point = one.front().fastest;  // one row at least: checked above
+                                return true;
+                            }, csv);
 }
 
 int runLesson(const SortOptions& o, const Run& run) {
@@ -1764,7 +1775,7 @@ int main(int argc, char** argv) {
     return lessonEntry(argc, argv, {"sample_sort", "Chapter 14.3: sample sort -- splitters, buckets, every bucket sorted on its own.",
         sortOptions("keys to sort (default 2^28; --quick 2^22)",
                     "sort uint32 values (each key's original index) with the keys; checked as stable",
-                    "every distribution of the table, then a summary"),
+                    "every distribution of the table, then a summary", true),
         {"sampleSort"}, [&](const Args& args, const Run& run) { readSortOptions(args, run, o, size_t{1} << 28, size_t{1} << 22); },
         runSelftest, runVerify, [&](const Run& run) { return runLesson(o, run); }});
 }

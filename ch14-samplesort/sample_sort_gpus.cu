@@ -379,6 +379,20 @@ void reserveReceive(Cluster<Key>& c, Part<Key>& p, size_t m) {
     p.capacity = m;
 }
 
+// The device-copy transport: every receiving rank's stream waits on every
+// rank's mark (set after the work its stream holds), then enqueues
+// copy(d, receiver, g, sender) for each sender g.
+template <class Key, class Copy>
+void copyFromEveryRank(Cluster<Key>& c, Copy copy) {
+    c.markAll();
+    c.onEachRank([&](int d, Part<Key>& p) {
+        for (int g = 0; g < c.ranks; ++g) {
+            CUDA_CHECK(cudaStreamWaitEvent(p.stream, c.parts[g]->mark, 0));
+            copy(d, p, g, *c.parts[g]);
+        }
+    });
+}
+
 // The samples' all-gather: rank g's kSamplesPerRank at g * kSamplesPerRank in every rank's buffer.
 template <class Key>
 void gatherSamples(Cluster<Key>& c) {
@@ -392,16 +406,12 @@ void gatherSamples(Cluster<Key>& c) {
         NCCL_CHECK(ncclGroupEnd());
         return;
     }
-    c.markAll();
-    c.onEachRank([&](int d, Part<Key>& p) {
-        for (int g = 0; g < c.ranks; ++g) {
-            const Part<Key>& from = *c.parts[g];
-            if (g == d) continue;
-            CUDA_CHECK(cudaStreamWaitEvent(p.stream, from.mark, 0));
+    copyFromEveryRank(c, [&](int d, Part<Key>& p, int g, const Part<Key>& from) {
+        if (g != d)
             CUDA_CHECK(cudaMemcpyPeerAsync(p.samples.get() + per * g, p.device, from.samples.get() + per * g, from.device,
                                            per * sizeof(Sample), p.stream));
-        }
     });
+    c.synchronize();  // every copy out of a rank's samples done before that rank sorts them in place
 }
 
 // The exchange: what plan x says, from the send buffers into the receive buffers (keys, then values).
@@ -426,16 +436,10 @@ void exchange(Cluster<Key>& c, const ExchangePlan& x) {
         NCCL_CHECK(ncclGroupEnd());
         return;
     }
-    c.markAll();
-    c.onEachRank([&](int d, Part<Key>& p) {
-        for (int g = 0; g < c.ranks; ++g) {
-            const Part<Key>& from = *c.parts[g];
-            if (x.send[g][d] == 0) continue;
-            CUDA_CHECK(cudaStreamWaitEvent(p.stream, from.mark, 0));
-            for (int values = 0; values <= int{c.pairs}; ++values)
-                CUDA_CHECK(cudaMemcpyPeerAsync(recvOf(p, values) + x.to[d][g], p.device, sendOf(from, values) + x.from[g][d],
-                                               from.device, x.send[g][d] * sizeof(uint32_t), p.stream));
-        }
+    copyFromEveryRank(c, [&](int d, Part<Key>& p, int g, const Part<Key>& from) {
+        for (int values = 0; values <= int{c.pairs} && x.send[g][d]; ++values)
+            CUDA_CHECK(cudaMemcpyPeerAsync(recvOf(p, values) + x.to[d][g], p.device, sendOf(from, values) + x.from[g][d],
+                                           from.device, x.send[g][d] * sizeof(uint32_t), p.stream));
     });
 }
 
@@ -985,8 +989,9 @@ int runVerify(const Options& o) {
 
 // How many ranks: --ranks, else one a visible GPU (at most kMaxRanks). Each
 // GPU must hold its ranks: n keys a rank (all of the input on one rank in
-// --verify's layouts, keysOnOneRank) and what each receives.
-inline void chooseRanks(Options& o, bool given, size_t keysOnOneRank) {
+// --verify's layouts, keysOnOneRank) and what each receives, with values
+// where pairs.
+inline void chooseRanks(Options& o, bool given, size_t keysOnOneRank, bool pairs) {
     const int gpus = visibleGpus();
     if (!given) o.ranks = std::min(gpus, kMaxRanks);
     int version = 0;
@@ -998,8 +1003,8 @@ inline void chooseRanks(Options& o, bool given, size_t keysOnOneRank) {
                 version / 10000, version / 100 % 100, version % 100);
     // A rank's keys (+ values) and their bucketed copy, then what it receives
     // (room for 1/8 over the mean) with sample_sort's buffers and scratch.
-    const size_t n = keysOnOneRank, m = n + n / 8, perKey = 2 * (sizeof(uint32_t) + (o.pairs ? 4 : 0));
-    const size_t need = n * perKey + sortBytesNeeded<uint32_t>(m, o.pairs, ScratchSizes(m, {8, 512}).bytes(m, o.pairs));
+    const size_t n = keysOnOneRank, m = n + n / 8, perKey = 2 * (sizeof(uint32_t) + (pairs ? 4 : 0));
+    const size_t need = n * perKey + sortBytesNeeded<uint32_t>(m, pairs, ScratchSizes(m, {8, 512}).bytes(m, pairs));
     for (int g = 0; g < std::min(o.ranks, gpus); ++g) {
         CUDA_CHECK(cudaSetDevice(g));
         requireDeviceMemory(need > SIZE_MAX / perGpu ? SIZE_MAX : need * perGpu,
@@ -1024,16 +1029,20 @@ int main(int argc, char** argv) {
         options, {"sampleSortGpus"},
         [&](const Args& args, const Run& run) {
             ranksGiven = args.has("--ranks");
-            o.ranks = static_cast<int>(args.count("--ranks", 1, 1));
-            if (o.ranks > kMaxRanks) args.fail("--ranks must be at most 8");
+            const size_t ranks = args.count("--ranks", 1, 1);
+            if (ranks > kMaxRanks) args.fail("--ranks must be at most 8");
+            o.ranks = static_cast<int>(ranks);
             readSortOptions(args, run, o, size_t{1} << 28, size_t{1} << 22, 34);
             // Checked again once the GPUs are counted (without --ranks, one a visible GPU).
             if (o.pairs && !sortValuesFit(o.n * o.ranks)) args.fail("--pairs needs --n x --ranks below 2^32 - 1 (the values are 32-bit global indices)");
         },
         across::runSelftest,
-        [&](const Run&) { chooseRanks(o, ranksGiven, kVerifyLargest); return across::runVerify(o); },
+        [&](const Run&) {
+            chooseRanks(o, ranksGiven, kVerifyLargest, true);  // --verify sorts key-value too
+            return across::runVerify(o);
+        },
         [&](const Run& run) {
-            chooseRanks(o, ranksGiven, o.n);
+            chooseRanks(o, ranksGiven, o.n, o.pairs);
             if (o.pairs && !sortValuesFit(o.n * o.ranks)) {
                 std::fprintf(stderr, "sample_sort_gpus: --pairs needs --n x ranks below 2^32 - 1 (the values are 32-bit global indices)\n");
                 return kExitBadArgument;

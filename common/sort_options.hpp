@@ -7,6 +7,7 @@
 #include "args.hpp"
 #include "inputs.hpp"
 #include "lesson.hpp"
+#include "size_sweep.hpp"
 #include "sort_buffers.cuh"
 
 #include <cstdint>
@@ -19,13 +20,15 @@ struct SortOptions {
     bool all = false;  // --dist all: a table per distribution
     bool pairs = false, descending = false;
     bool nGiven = false;  // --n was given: --verify checks that one size
+    std::vector<size_t> sizes;  // the size sweep's (size_sweep.hpp), where the lesson has one
 };
 
 // The help lines. nHelp and pairsHelp: what --n (with its defaults) and
 // --pairs say; distAll: what --dist all does, or null for a lesson without
-// distributions (it then takes neither --input nor --dist).
+// distributions (it then takes neither --input nor --dist); sizeSweep: the
+// lesson has a size sweep (--sizes).
 inline std::vector<OptionSpec> sortOptions(const std::string& nHelp, const std::string& pairsHelp,
-                                           const char* distAll) {
+                                           const char* distAll, bool sizeSweep = false) {
     std::vector<OptionSpec> options = {{"--n", "N", nHelp}, {"--key", "TYPE", "uint32 (default), int32, float"},
                                        {"--pairs", "", pairsHelp}, {"--descending", "", "sort largest first"}};
     if (!distAll) return options;
@@ -33,6 +36,7 @@ inline std::vector<OptionSpec> sortOptions(const std::string& nHelp, const std::
     for (const auto& d : sortShapeWords()) dists += (dists.empty() ? "" : ", ") + d;
     options.push_back({"--input", "DIST", "one distribution (default uniform): " + dists});
     options.push_back({"--dist", "all", distAll});
+    if (sizeSweep) options.push_back(sizeSweepOption());
     return options;
 }
 
@@ -48,6 +52,7 @@ inline void readSortOptions(const Args& args, const Run& run, SortOptions& o, si
     o.all = args.choice("--dist", "one", {"one", "all"}) == "all";
     o.pairs = args.has("--pairs");
     o.descending = args.has("--descending");
+    o.sizes = readSweepSizes(args, run, !o.nGiven && !o.all);
     if (o.n > (size_t{1} << mostLog2)) args.fail("--n must be at most 2^" + std::to_string(mostLog2));
     if (o.pairs && !sortValuesFit(o.n)) args.fail("--pairs needs --n below 2^32 - 1 (the values are 32-bit indices)");
 }

@@ -79,10 +79,10 @@ struct Column {
 class Table {
 public:
     // Prints the title and the column header at once; rows follow as they
-    // are measured, so a long sweep shows progress.
-    Table(std::string title, std::vector<Column> columns, CsvFile* csv = nullptr)
-        : title_(std::move(title)), columns_(std::move(columns)), csv_(csv) {
-        std::printf("\n%s\n", title_.c_str());
+    // are measured, so a long sweep shows progress. echo false: the CSV only.
+    Table(std::string title, std::vector<Column> columns, CsvFile* csv = nullptr, bool echo = true)
+        : title_(std::move(title)), columns_(std::move(columns)), csv_(csv), echo_(echo) {
+        if (echo_) std::printf("\n%s\n", title_.c_str());
         std::vector<std::string> titles, rules;
         for (const auto& column : columns_) {
             titles.push_back(column.title);
@@ -104,6 +104,7 @@ public:
 
 private:
     void print(const std::vector<std::string>& cells) const {
+        if (!echo_) return;
         std::string line;
         for (size_t c = 0; c < columns_.size(); ++c) {
             const std::string cell = c < cells.size() ? cells[c] : "";
@@ -119,4 +120,5 @@ private:
     std::string title_;
     std::vector<Column> columns_;
     CsvFile* csv_;
+    bool echo_;
 };

@@ -57,6 +57,7 @@ struct TimedTable {
     std::string versus = "vs CUB";
     std::string baseline;              // when set, the first row is the baseline: a "vs <baseline>" column
     std::vector<Variant<Problem>> others;  // more library rows (CUB's radix sort): timed, printed, never "best"
+    bool echo = true;                  // false: timed, nothing printed (a size sweep's points)
 };
 
 struct TimedRows {
@@ -88,7 +89,7 @@ TimedRows timeRows(const TimedTable<Problem>& spec, const std::vector<Variant<Pr
     columns.push_back({"% of copy", 9});
     if (!spec.baseline.empty()) columns.push_back({"vs " + spec.baseline, 11});
     columns.push_back({spec.versus, 8});
-    Table table(spec.title, columns, csv);
+    Table table(spec.title, columns, csv, spec.echo);
     auto printRow = [&](const std::string& name, std::vector<std::string> knobs, double ms, double passes) {
         knobs.resize(spec.knobColumns.size());
         std::vector<std::string> cells = {name};
@@ -113,7 +114,7 @@ TimedRows timeRows(const TimedTable<Problem>& spec, const std::vector<Variant<Pr
         t.othersMs.push_back(timed([&] { other.launch(problem); }));
         printRow(other.name, {}, t.othersMs.back(), other.passes);
     }
-    if (!rows.empty())
+    if (!rows.empty() && spec.echo)
         std::printf("best: %s, %.4f ms = %.2f x the copy's speed, %.2f x %s\n", rows[t.best].name.c_str(),
                     t.ms[t.best], t.copyMs * rows[t.best].passes / t.ms[t.best], t.libraryMs / t.ms[t.best],
                     spec.library.name.c_str());

@@ -19,7 +19,10 @@ course's kernels beside path_tiles) get a panel of their own. A --dist all
 run is drawn as bars, a distribution's side by side: the sort's, then each
 library column's beside it (`CUB merge Gkeys/s`, ...), from its summary
 table, or built from its per-distribution tables where it wrote none; its
-first distribution's table is drawn as well. The x axis is log2 where the
+first distribution's table is drawn as well. A size sweep (its first column
+n) is drawn as lines against n: the sort's fastest row and each library
+column (`CUB merge Gkeys/s`, ...), so where the sort overtakes CUB shows as a
+crossing. The x axis is log2 where the
 knob doubles or grows by whole factors, the y axis logarithmic where the
 values span more than 50x. The title carries the card and date from each
 CSV's first line (`run,<program>,<card>,<date>`). Several CSVs (your card
@@ -52,6 +55,7 @@ OLD_NAMES = {"ms": "time (ms)", "GB/s/pass": "GB/s", "version": "kernel", "opera
 COPY_PREFIXES = ("cudaMemcpy", "device copy")
 LIBRARY_PREFIXES = ("cub::", "thrust::")
 SUMMARY = "distribution"  # the first column of a summary by distribution: a row a distribution
+SWEEP = "n"  # the first column of a size sweep (the chapter-14 sorts): a row a size
 DISTRIBUTIONS = ("uniform", "sorted", "reversed", "all-equal", "few-distinct", "zipf", "gaussian", "staggered",
                  "organ-pipe")  # common/inputs.hpp's names, as the sort lessons' --dist all prints them
 OWN_SCALE = 3  # lines whose best value lies below a third of every other line's worst get a panel of their own
@@ -122,7 +126,7 @@ def read_run(path):
     if not run.program:
         run.program = pathlib.Path(path).parent.name or pathlib.Path(path).stem
     for table in run.tables:
-        if table.header and table.header[0] not in ("kernel", SUMMARY):  # Day 36's old part 2: the knob came first
+        if table.header and table.header[0] not in ("kernel", SUMMARY, SWEEP):  # Day 36's old part 2: the knob came first
             table.header = ["kernel"] + table.header
             table.rows = [[table.title] + row for row in table.rows]
         fill_library_rate(table)
@@ -182,6 +186,10 @@ class Panel:
         self.note = ""  # said after the title: why this panel holds only some of the table's lines
         if self.summary:
             self.summary_climbs()
+            return
+        if table.header[0] == SWEEP:
+            self.xtitle = "n (keys)"
+            self.sweep_lines()
             return
         y = table.header.index(column)
         points = []
@@ -245,6 +253,19 @@ class Panel:
                 label = sort if title == self.column else title[:-len(self.column)].strip()
                 self.climbs[label] = [(row[0], number(row[c])) for row in self.table.rows
                                       if len(row) > c and number(row[c]) is not None]
+
+    def sweep_lines(self):
+        """A size sweep, a line against n a column: the column itself is the sort's best row's (named by the
+        title: 'size sweep: sample sort, uniform uint32 keys'), a column 'X <column>' is X's; the copy's
+        keys a second are left out, as everywhere (a copy sorts nothing)."""
+        sort = re.sub(r"^size sweep: ", "", self.table.title).split(",")[0] + ", fastest row"
+        for c, title in enumerate(self.table.header):
+            if title == self.column or title.endswith(" " + self.column):
+                label = sort if title == self.column else title[:-len(self.column)].strip()
+                if label.startswith("copy"):
+                    continue
+                self.series[label] = sorted((number(row[0]), number(row[c])) for row in self.table.rows
+                                            if len(row) > c and number(row[0]) is not None and number(row[c]) is not None)
 
     def with_lines(self, labels, references, note):
         part = copy.copy(self)

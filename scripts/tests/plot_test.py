@@ -12,7 +12,8 @@ labels, reference-line labels and bars):
   beside the production ones (merge_tiled), a --dist all run drawn as bars,
   one group per distribution (merge sort's as sample sort's, and the old
   CSVs without a summary table), bar-chart titles that say keys or pairs
-  and n, and a learner's --quick run paired with the H200's tables by name.
+  and n, a size sweep drawn as lines against log2 n, and a learner's --quick
+  run paired with the H200's tables by name.
 
 Exit 77 (CTest: skipped) where matplotlib is missing: python3 -m pip install --user matplotlib.
 """
@@ -109,6 +110,15 @@ def main():
         keys = bars("ch14-samplesort/h200-2026-12-04-dist-keys.csv", every, ["keys", "268435456"])
         pairs = bars("ch14-samplesort/h200-2026-12-04-dist-pairs.csv", every, ["pairs", "268435456"])
         expect(keys != pairs, "sample sort's two bar charts have different titles")
+
+        # A size sweep: a line against n (log2) for the sort's fastest row and each of CUB's two sorts, the copy
+        # left out (a copy sorts nothing), so the crossover is a crossing of lines.
+        for name, sort in [("scripts/tests/sample_sort.csv", "sample sort"), ("scripts/tests/merge_sort_sweep.csv", "merge sort")]:
+            sweep = titled(drawn[name], ["size sweep"])
+            expect(len(sweep) == 1 and sweep[0]["x scale"] == "log" and sweep[0]["lines"] == 3
+                   and sweep[0]["legend"] == [f"{sort}, fastest row", "CUB merge", "CUB radix"]
+                   and sweep[0]["ticks"][:2] == ["2^16", "2^18"] and "keys" in sweep[0]["title"],
+                   f"{name}: the size sweep, three lines against log2 n" + ("" if len(sweep) == 1 else f": {sweep}"))
 
         # A learner's --quick run beside the H200's: tables paired by their names, not their order in the file.
         # (The sample sort's 2026-12-01 CSV begins with a table of build steps: pairing in file order would

@@ -1076,12 +1076,12 @@ template <class Key> int runLessonAs(const SortOptions& o, const Run& run) {
                        fixed(gkeys / f.mergeMs, 2), fixed(gkeys / f.radixMs, 2)});
         }
     }
-    if (!run.timing || summary.empty()) return kExitPass;  // no timed row: no sweep
+    if (!run.timing) return kExitPass;
     return runSizeSweep(std::string("size sweep: merge sort, uniform ") + keyName<Key>() + (o.pairs ? " pairs" : " keys") +
                         (o.descending ? ", descending" : ""), o.sizes, bytesFor, [&](size_t n, SweepPoint& point) {
-        std::vector<Summary> one;
-        const bool ok = runShape<Key>(o, run, SortShape::Uniform, n, false, nullptr, one) == kExitPass && !one.empty();
-        if (ok) point = one.front().fastest;
+        std::vector<Summary> one;  // stays empty where no row runs at n (the seed row stops at kSeedRowLimit)
+        const bool ok = runShape<Key>(o, run, SortShape::Uniform, n, false, nullptr, one) == kExitPass;
+        if (ok && !one.empty()) point = one.front().fastest;
         return ok;
     }, csv);
 }

@@ -100,9 +100,8 @@ __global__ void seedScanKernel(const unsigned* count, unsigned* offset, int base
     for (int d = 1; d < base; d *= 2) {
         dst[tid] = scanStep(src, tid, d);
         __syncthreads();
-        unsigned* swap = src;
-        src = dst;
-        dst = swap;
+        unsigned* swap = src;  // this step's output is the next one's input
+        src = dst, dst = swap;
     }
     offset[tid] = src[tid] - count[tid];  // inclusive minus own: exclusive
 }
@@ -315,15 +314,9 @@ static_assert((1u << kWideDigit) + 1 <= (1u << kDigitBits) && (1 << stableBits(t
               TierAt<kTierCount - 1>::nv <= (1 << (32 - kDigitBits)), "a bucket sort's rank and digit (pads' too) fit a word");
 
 // A piece of the array one level distributes: its keys lie in [lo, hi].
-struct Segment {
-    size_t start, len, firstTile;
-    uint32_t lo, hi;
-};
+struct Segment { size_t start, len, firstTile; uint32_t lo, hi; };
 // A bucket for one block: sort [start, start + len) (keys - lo have `bits` bits), or copy it.
-struct Task {
-    size_t start;
-    uint32_t len, lo, bits, unused;
-};
+struct Task { size_t start; uint32_t len, lo, bits, unused; };
 constexpr int kCopyList = kTierCount, kLists = kTierCount + 1;  // task lists: a tier's each, then copies
 // What a level's classify kernel hands the host: the next level's size, the
 // task lists' lengths, and the balance figures.
@@ -338,7 +331,7 @@ struct Plan {
     unsigned nextSegments() const { return static_cast<unsigned>(nextSegsTiles & kSegmentMask); }
     size_t nextTiles() const { return static_cast<size_t>(nextSegsTiles >> kSegmentBits); }
 };
-static_assert((uint64_t{1} << 33) / (512 + 1) + 1 <= Plan::kSegmentMask,  // more than an H200 holds; Problem::reserve checks n
+static_assert((uint64_t{1} << 33) / (512 + 1) + 1 <= Plan::kSegmentMask,  // more than an H200 holds; SortScratch::reserve checks n
               "the segments of 2^33 keys at the smallest cap (the 16-way row's 512) fit the plan's count");
 
 // --------------------------------------------------------------------- pieces
@@ -985,10 +978,7 @@ __global__ void classifyKernel(const Segment* segs, unsigned numSegs, const uint
 }
 
 // The bucket sort's steps. Its shared memory: the keys, the values, then the counters (LocalTier says how many).
-struct LocalShared {
-    uint32_t *keys, *values;
-    unsigned *warpCounts, *totals, *starts, *scratch;
-};
+struct LocalShared { uint32_t *keys, *values; unsigned *warpCounts, *totals, *starts, *scratch; };
 template <class Tier, bool kPairs>
 __device__ __forceinline__ LocalShared localShared(unsigned char* bytes) {
     constexpr int maxSlots = 1 << stableBits(kPairs);
@@ -1133,17 +1123,10 @@ __global__ void firstSegmentKernel(Segment* segs, size_t n) { segs[0] = {0, n, 0
 
 // One row of the variant table: buckets per level (2^levels) and the largest
 // bucket one block sorts (the largest tier this card's shared memory holds).
-struct SortConfig {
-    int levels;
-    size_t cap;
-};
+struct SortConfig { int levels; size_t cap; };
 
 // What one sort did, level by level, for the balance report.
-struct LevelReport {
-    unsigned segments;
-    size_t keys;
-    Plan plan;
-};
+struct LevelReport { unsigned segments; size_t keys; Plan plan; };
 struct Balance {
     size_t n = 0;
     bool pairs = false;
@@ -1165,7 +1148,7 @@ struct ScratchSizes {
     ScratchSizes() = default;
     ScratchSizes(size_t n, const SortConfig& c) {
         const size_t slots = size_t{2} << c.levels;
-        segs = 1 + n / (c.cap + 1);  // Problem::reserve refuses more than the plan counts
+        segs = 1 + n / (c.cap + 1);  // SortScratch::reserve refuses more than the plan counts
         tiles = ceilDiv(n, Tuning::tileKeys) + segs;
         counts = tiles * slots + 1;
         sums = ceilDiv(counts, size_t{Tuning::scanNv}) + 1;
@@ -1221,7 +1204,7 @@ SortWords sortWordsOf(SortBuffers<Key>& d, size_t n, bool descending) {
 
 // The sort's scratch, the same for every key type: the levels' keys and
 // values, trees, histogram rows, segments, task lists and plan. Sized once
-// (reserve) for the largest sort it will run; sample_sort_gpus.cu keeps one a GPU.
+// (reserve) for the largest sort it will run; sample_sort_gpus.cu keeps one a rank.
 struct SortScratch {
     DeviceBuffer<uint32_t> keysA, keysB, valuesA, valuesB, trees, counts;
     DeviceBuffer<uint64_t> offsets, sums;
@@ -1751,12 +1734,12 @@ int runLessonAs(const SortOptions& o, const Run& run) {
                        fixed(r.fastest.radixMs / r.ms, 2), fixed(r.largest, 2), fixed(gkeys / r.fastest.mergeMs, 2),
                        fixed(gkeys / r.fastest.radixMs, 2)});
     }
-    if (!run.timing || selectRows(variants<Key>(run.device, o.pairs), run).empty()) return kExitPass;
+    if (!run.timing) return kExitPass;
     return runSizeSweep(std::string("size sweep: sample sort, uniform ") + keyName<Key>() + (o.pairs ? " pairs" : " keys") +
                             (o.descending ? ", descending" : ""), o.sizes, bytesFor, [&](size_t n, SweepPoint& point) {
-                                std::vector<Summary> one;
+                                std::vector<Summary> one;  // stays empty where --only leaves no row
                                 if (runDistribution<Key>(o, run, SortShape::Uniform, n, false, nullptr, one) != kExitPass) return false;
-                                point = one.front().fastest;  // one row at least: checked above
+                                if (!one.empty()) point = one.front().fastest;
                                 return true;
                             }, csv);
 }

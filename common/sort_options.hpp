@@ -55,6 +55,10 @@ inline void readSortOptions(const Args& args, const Run& run, SortOptions& o, si
     o.sizes = readSweepSizes(args, run, !o.nGiven && !o.all);
     if (o.n > (size_t{1} << mostLog2)) args.fail("--n must be at most 2^" + std::to_string(mostLog2));
     if (o.pairs && !sortValuesFit(o.n)) args.fail("--pairs needs --n below 2^32 - 1 (the values are 32-bit indices)");
+    for (size_t n : o.sizes) {  // the size sweep's n, held to the same limits
+        if (n > (size_t{1} << mostLog2)) args.fail("--sizes values must be at most 2^" + std::to_string(mostLog2));
+        if (o.pairs && !sortValuesFit(n)) args.fail("--pairs needs --sizes values below 2^32 - 1 (the values are 32-bit indices)");
+    }
 }
 
 // f called with a value of the chosen key type: f(uint32_t{}), f(int32_t{})

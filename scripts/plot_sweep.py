@@ -187,7 +187,7 @@ class Panel:
         if self.summary:
             self.summary_climbs()
             return
-        if table.header[0] == SWEEP:
+        if table.header[0] == SWEEP and "fastest row" in table.header:
             self.xtitle = "n (keys)"
             self.sweep_lines()
             return
@@ -264,8 +264,10 @@ class Panel:
                 label = sort if title == self.column else title[:-len(self.column)].strip()
                 if label.startswith("copy"):
                     continue
-                self.series[label] = sorted((number(row[0]), number(row[c])) for row in self.table.rows
-                                            if len(row) > c and number(row[0]) is not None and number(row[c]) is not None)
+                line = sorted((number(row[0]), number(row[c])) for row in self.table.rows
+                              if len(row) > c and number(row[0]) is not None and number(row[c]) is not None)
+                if line:  # a sweep cut short (a failed check, every size too large) may have no row
+                    self.series[label] = line
 
     def with_lines(self, labels, references, note):
         part = copy.copy(self)

@@ -120,6 +120,16 @@ def main():
                    and sweep[0]["ticks"][:2] == ["2^16", "2^18"] and "keys" in sweep[0]["title"],
                    f"{name}: the size sweep, three lines against log2 n" + ("" if len(sweep) == 1 else f": {sweep}"))
 
+        # A sweep cut short (a failed check, every size too large for the card) writes its header and no row:
+        # the other tables are still drawn.
+        cut = pathlib.Path(scratch) / "sweep_cut_short.csv"
+        cut.write_text((HERE / "sample_sort.csv").read_text().split("\ntable,n,")[0]
+                       + "\ntable,n,log2 n,fastest row,time (ms),Gkeys/s,vs merge,vs radix,CUB merge Gkeys/s,"
+                       "CUB radix Gkeys/s,copy Gkeys/s\n")
+        panels = plot_sweep.render([str(cut)], str(pathlib.Path(scratch) / "cut.png"))
+        expect(len(panels) == len(drawn["scripts/tests/sample_sort.csv"]) - 1,
+               "a size sweep without rows draws nothing and stops nothing")
+
         # A learner's --quick run beside the H200's: tables paired by their names, not their order in the file.
         # (The sample sort's 2026-12-01 CSV begins with a table of build steps: pairing in file order would
         # draw the learner's sort beside those steps.)

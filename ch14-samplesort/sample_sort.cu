@@ -35,7 +35,6 @@
 #include <cmath>
 #include <tuple>
 #include <utility>
-#include <stdexcept>
 
 // ======================================================= Part A: the seed
 // The tie rule, kept by every piece in both parts: a key equal to a splitter
@@ -1130,6 +1129,7 @@ struct LevelReport { unsigned segments; size_t keys; Plan plan; };
 struct Balance {
     size_t n = 0;
     bool pairs = false;
+    int k = 0;  // buckets a segment by splitters (2k - 1 with the equality buckets)
     std::vector<LevelReport> levels;
     double passes() const {  // bytes moved over one pass's (read n, write n)
         if (!n) return 0;
@@ -1324,7 +1324,7 @@ Plan runLevel(SortScratch& p, const SortWords& io, size_t cap, int level, WordSo
 template <int kLevels, bool kPairs>
 void sampleSortAs(SortScratch& p, const SortWords& io, size_t cap) {
     const size_t n = io.n;
-    p.balance = {n, kPairs, {}};
+    p.balance = {n, kPairs, 1 << kLevels, {}};
     if (n == 0) return;
     firstSegmentKernel<<<1, 1>>>(p.segs[0].get(), n);
     CUDA_CHECK_LAUNCH("firstSegmentKernel");
@@ -1361,7 +1361,7 @@ template <class Key>
 using Row = Variant<Problem<Key>>;
 
 // The rows' configurations, in one list: variants() makes the rows of it,
-// scratchFor() sizes their scratch, configNamed() finds a row's.
+// scratchFor() sizes their scratch.
 inline std::vector<std::pair<std::string, SortConfig>> sortConfigs(const DeviceInfo& device, bool pairs) {
     return {{"sampleSort 256-way", {8, largestTier(device, pairs)}}, {"sampleSort 16-way", {4, 512}}};
 }
@@ -1374,11 +1374,6 @@ std::vector<Row<Key>> variants(const DeviceInfo& device, bool pairs) {
                         [c](Problem<Key>& p) { sampleSort(p, c); }});
     }
     return rows;
-}
-inline SortConfig configNamed(const std::string& row, const DeviceInfo& device, bool pairs) {
-    for (const auto& [name, c] : sortConfigs(device, pairs))
-        if (name == row) return c;
-    throw std::logic_error("sample_sort: no configuration for row " + row);
 }
 // The scratch of the rows --only keeps: the largest of their needs.
 inline ScratchSizes scratchFor(size_t n, const Run& run, bool pairs) {
@@ -1614,7 +1609,7 @@ int runSelftest() {
 // =============================================================== the lesson
 
 // One sort's balance: a line for the sort, then one a level.
-void printBalance(const std::string& name, const Balance& b, int k) {
+void printBalance(const std::string& name, const Balance& b) {
     size_t blocks = 0, keysToBlocks = 0, equal = 0;
     for (const auto& l : b.levels) {
         for (int t = 0; t < kCopyList; ++t) blocks += l.plan.lists[t];
@@ -1629,7 +1624,7 @@ void printBalance(const std::string& name, const Balance& b, int k) {
         std::printf("  level %zu (%s splitters): %u segment%s, %zu keys -> %llu of %zu buckets hold keys, largest %llu = "
                     "%.2f x the mean; %llu keys to one-block sorts, %llu to equality buckets, next level %llu segments\n",
                     l + 1, static_cast<int>(l) < Tuning::sampledLevels ? "sampled" : "range", lv.segments,
-                    lv.segments == 1 ? "" : "s", lv.keys, lv.plan.nonEmpty, size_t{lv.segments} * (2 * k - 1),
+                    lv.segments == 1 ? "" : "s", lv.keys, lv.plan.nonEmpty, size_t{lv.segments} * (2 * b.k - 1),
                     lv.plan.largest, mean > 0 ? lv.plan.largest / mean : 0.0, lv.plan.keysToBlocks, lv.plan.keysEqual,
                     lv.plan.nextSegments());
     }
@@ -1692,7 +1687,7 @@ int runDistribution(const SortOptions& o, const Run& run, SortShape dist, size_t
     if (!cub.check(p, p.d, input, want, name)) return kExitCheckFailed;
     if (echo) std::printf("\n%s, %zu %s %s%s: %zu rows and both CUB sorts match the host reference (sample sort: stable, by provenance)\n",
                 name, n, keyName<Key>(), o.pairs ? "key-value pairs" : "keys", o.descending ? ", descending" : "", rows.size());
-    for (size_t r = 0; r < rows.size() && echo; ++r) printBalance(rows[r].name, balances[r], 1 << configNamed(rows[r].name, run.device, o.pairs).levels);
+    for (size_t r = 0; r < rows.size() && echo; ++r) printBalance(rows[r].name, balances[r]);
     if (!run.timing || n == 0) return kExitPass;
     TimedTable<Problem<Key>> table = cub.table(std::string("sample sort, ") + name + ", " + std::to_string(n) + " " +
                                                    keyName<Key>() + (o.pairs ? " pairs" : " keys"),

@@ -1125,11 +1125,10 @@ __global__ void firstSegmentKernel(Segment* segs, size_t n) { segs[0] = {0, n, 0
 struct SortConfig { int levels; size_t cap; };
 
 // What one sort did, level by level, for the balance report.
-struct LevelReport { unsigned segments; size_t keys; Plan plan; };
+struct LevelReport { unsigned segments; size_t keys; int k; Plan plan; };  // k: buckets a segment by splitters
 struct Balance {
     size_t n = 0;
     bool pairs = false;
-    int k = 0;  // buckets a segment by splitters (2k - 1 with the equality buckets)
     std::vector<LevelReport> levels;
     double passes() const {  // bytes moved over one pass's (read n, write n)
         if (!n) return 0;
@@ -1320,36 +1319,43 @@ Plan runLevel(SortScratch& p, const SortWords& io, size_t cap, int level, WordSo
 }
 
 // The level loop: the first level reads the caller's keys, later ones the
-// ordered keys the level before wrote; it ends when no bucket is too big.
-template <int kLevels, bool kPairs>
-void sampleSortAs(SortScratch& p, const SortWords& io, size_t cap) {
+// ordered keys the level before wrote; it ends when no bucket is too big. A
+// later level whose segments hold at most 2^kNarrowLevels x cap keys takes
+// 2^kNarrowLevels buckets a segment, not 2^c.levels: a few buckets then fit a
+// block, where 256 would hold tens of keys each, and their one-block sorts
+// and one-key equality copies would cost more than the keys (NOTES.md).
+constexpr int kNarrowLevels = 4;
+template <bool kPairs>
+void sampleSortAs(SortScratch& p, const SortWords& io, const SortConfig& c) {
     const size_t n = io.n;
-    p.balance = {n, kPairs, 1 << kLevels, {}};
+    p.balance = {n, kPairs, {}};
     if (n == 0) return;
     firstSegmentKernel<<<1, 1>>>(p.segs[0].get(), n);
     CUDA_CHECK_LAUNCH("firstSegmentKernel");
     unsigned numSegs = 1;
-    size_t numTiles = ceilDiv(n, Tuning::tileKeys), keys = n;
-    const int maxLevel = Tuning::sampledLevels + ceilDiv(32, kLevels) + 1;  // range levels end every bucket
+    size_t numTiles = ceilDiv(n, Tuning::tileKeys), keys = n, largest = n;  // largest: no segment holds more
+    const int maxLevel = Tuning::sampledLevels + ceilDiv(32, kNarrowLevels) + 1;  // range levels end every bucket
     for (int level = 0; numSegs > 0; ++level) {
         if (level >= maxLevel) {
             std::fprintf(stderr, "sample_sort: buckets still too big after %d levels\n", level);
             std::exit(kExitCheckFailed);
         }
-        const Plan plan = level == 0
-            ? runLevel<kLevels, kPairs>(p, io, cap, 0, WordSource{io.in, io.map}, io.valuesIn, numSegs, numTiles)
-            : runLevel<kLevels, kPairs>(p, io, cap, level, WordSource{level & 1 ? p.keysA.get() : p.keysB.get(), RankMap{}},
-                                             level & 1 ? p.valuesA.get() : p.valuesB.get(), numSegs, numTiles);
-        p.balance.levels.push_back({numSegs, keys, plan});
+        const bool narrow = level > 0 && c.levels > kNarrowLevels && largest <= (size_t{c.cap} << kNarrowLevels);
+        const WordSource src = level == 0 ? WordSource{io.in, io.map} : WordSource{level & 1 ? p.keysA.get() : p.keysB.get(), RankMap{}};
+        const uint32_t* valuesIn = level == 0 ? io.valuesIn : level & 1 ? p.valuesA.get() : p.valuesB.get();
+        const Plan plan = narrow || c.levels == kNarrowLevels
+            ? runLevel<kNarrowLevels, kPairs>(p, io, c.cap, level, src, valuesIn, numSegs, numTiles)
+            : runLevel<Tuning::maxLevels, kPairs>(p, io, c.cap, level, src, valuesIn, numSegs, numTiles);
+        p.balance.levels.push_back({numSegs, keys, 1 << (narrow ? kNarrowLevels : c.levels), plan});
         keys -= plan.keysToBlocks + plan.keysEqual;
+        largest = plan.largest;  // the next level's segments are this level's buckets past cap
         numSegs = plan.nextSegments();
         numTiles = plan.nextTiles();
     }
 }
 
 inline void sampleSort(SortScratch& p, const SortWords& io, const SortConfig& c) {
-    if (c.levels == 8) io.pairs() ? sampleSortAs<8, true>(p, io, c.cap) : sampleSortAs<8, false>(p, io, c.cap);
-    else io.pairs() ? sampleSortAs<4, true>(p, io, c.cap) : sampleSortAs<4, false>(p, io, c.cap);
+    io.pairs() ? sampleSortAs<true>(p, io, c) : sampleSortAs<false>(p, io, c);
 }
 template <class Key>
 void sampleSort(Problem<Key>& p, const SortConfig& c) { sampleSort(p.scratch, sortWordsOf(p.d, p.d.n, p.descending), c); }
@@ -1624,7 +1630,7 @@ void printBalance(const std::string& name, const Balance& b) {
         std::printf("  level %zu (%s splitters): %u segment%s, %zu keys -> %llu of %zu buckets hold keys, largest %llu = "
                     "%.2f x the mean; %llu keys to one-block sorts, %llu to equality buckets, next level %llu segments\n",
                     l + 1, static_cast<int>(l) < Tuning::sampledLevels ? "sampled" : "range", lv.segments,
-                    lv.segments == 1 ? "" : "s", lv.keys, lv.plan.nonEmpty, size_t{lv.segments} * (2 * b.k - 1),
+                    lv.segments == 1 ? "" : "s", lv.keys, lv.plan.nonEmpty, size_t{lv.segments} * (2 * lv.k - 1),
                     lv.plan.largest, mean > 0 ? lv.plan.largest / mean : 0.0, lv.plan.keysToBlocks, lv.plan.keysEqual,
                     lv.plan.nextSegments());
     }

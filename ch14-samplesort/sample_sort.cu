@@ -1628,7 +1628,7 @@ void printBalance(const std::string& name, const Balance& b) {
         const auto& lv = b.levels[l];
         const double mean = lv.plan.nonEmpty ? static_cast<double>(lv.keys) / lv.plan.nonEmpty : 0;
         std::printf("  level %zu (%s splitters): %u segment%s, %zu keys -> %llu of %zu buckets hold keys, largest %llu = "
-                    "%.2f x the mean; %llu keys to one-block sorts, %llu to equality buckets, next level %llu segments\n",
+                    "%.2f x the mean; %llu keys to one-block sorts, %llu to equality buckets, next level %u segments\n",
                     l + 1, static_cast<int>(l) < Tuning::sampledLevels ? "sampled" : "range", lv.segments,
                     lv.segments == 1 ? "" : "s", lv.keys, lv.plan.nonEmpty, size_t{lv.segments} * (2 * lv.k - 1),
                     lv.plan.largest, mean > 0 ? lv.plan.largest / mean : 0.0, lv.plan.keysToBlocks, lv.plan.keysEqual,

@@ -31,7 +31,6 @@
 
 #include <cuda_pipeline.h>
 
-#include <numeric>
 #include <functional>
 #include <map>
 #include <utility>
@@ -40,11 +39,10 @@
 // Part A compares keys by it (RankLess); Part B maps keys to ranks once (RankMap) and compares ranks.
 
 // ================================================================ Part A
-// The course's co-rank in its own form (bisection on i, midpoint rounded up,
-// three outcomes) with one change, the tie rule: its first test A[i] <
-// B[j - 1] takes a B equal to an untaken A (unstable, invisible to a values
-// check); A[i] <= B[j - 1] takes the A first. (Each merge lesson keeps its own
-// form on purpose; Part B's mergePath is ch12-merge-tiled's co_rank.)
+// The course's co-rank in its own form (bisection on i, midpoint rounded up, three outcomes) with one change, the tie
+// rule: its first test A[i] < B[j - 1] takes a B equal to an untaken A (unstable, invisible to a values check); A[i] <=
+// B[j - 1] takes the A first. (Each merge lesson keeps its own form on purpose; Part B's mergePath is
+// ch12-merge-tiled's co_rank.)
 
 template <class Key, class Less>
 __host__ __device__ inline void co_rank(size_t k, const Key* A, size_t m, const Key* B, size_t n,
@@ -134,13 +132,6 @@ template <class Key, class Less> __global__ void mergesort_pass_kernel(const Key
 // Launch geometry of the course's kernels: one thread per output position.
 constexpr unsigned kSeedThreads = 256;
 
-template <class Key, class Less>
-void launchSeedMerge(const Key* A, size_t m, const Key* B, size_t n, Key* out, size_t* source, Less less) {
-    if (m + n == 0) return;
-    merge_corank_kernel<<<gridFor(m + n, kSeedThreads, "merge_corank_kernel"), kSeedThreads>>>(A, m, B, n, out, source, less);
-    CUDA_CHECK_LAUNCH("merge_corank_kernel");
-}
-
 // The course's sort: widths 1, 2, 4, ... one launch each, ping-ponging between two buffers. Returns which buffer holds
 // the result (0: keys/vals, 1: tmpKeys/tmpVals). `onPass(width, buffer)` lets the trace print.
 template <class Key, class Less>
@@ -166,7 +157,8 @@ bool seedExamples() {
     dA.upload(A.data(), 4);
     dB.upload(B.data(), 4);
     dOut.poison();
-    launchSeedMerge(dA.get(), 4, dB.get(), 4, dOut.get(), nullptr, ascending);
+    merge_corank_kernel<<<1, 8>>>(dA.get(), 4, dB.get(), 4, dOut.get(), nullptr, ascending);  // a thread an output
+    CUDA_CHECK_LAUNCH("merge_corank_kernel");
     std::vector<int32_t> got(8);
     dOut.download(got.data(), 8);
     std::printf("14.1 merge_corank_kernel, 8 threads: %s and %s -> %s\n", spacedKeys(A).c_str(), spacedKeys(B).c_str(),
@@ -192,7 +184,8 @@ bool seedExamples() {
 // compare. Ties take the left run everywhere: the sort is stable. A kernel is a few steps over a tile in
 // shared memory, each merge one mergePath and one serialMerge:
 //   block sort:  loadTile | threadSort | (stageThread | blockRound) x log2(blockNt) | stageThread | storeTile
-//   merge pass:  loadSpans | mergeRound (once two-way, twice four-way) | storeTile
+//   merge pass:  tileSplit (two-way: two warps) | loadSpans | mergeRound (once two-way, twice four-way) | storeTile
+//   partition:   tileSplit, a thread a tile (four-way passes: a search too deep for a merge block to wait on)
 
 // ------------------------------------------------------------------ tuning
 // One struct a tile shape, the only source of tile and shared-memory sizes: nt threads, vt keys a thread,
@@ -202,8 +195,8 @@ template <int kNt, int kVt, int kBlockNt, int kBlockVt, int kKeysMergeBlocks = 0
     static constexpr int nt = kNt, vt = kVt, nv = kNt * kVt;
     static constexpr int blockNt = kBlockNt, blockVt = kBlockVt, tile = kBlockNt * kBlockVt;
     static constexpr int keysMergeBlocks = blocksFromSm80(kKeysMergeBlocks);  // keys-alone passes' blocks an SM (none in an sm_75 build)
-    // A buffer: its keys, a slot for the sentinel, whole 16-byte chunks. The
-    // block sort has one (it merges into registers), a pass two (ping-pong).
+    // A buffer: its keys, a slot for the sentinel, whole 16-byte chunks. The block sort has one (it merges into
+    // registers), a pass two (ping-pong).
     static constexpr int tileSlots = (tile + 4) / 4 * 4, nvSlots = (nv + 4) / 4 * 4;
     static constexpr size_t blockSortBytes(bool pairs) { return size_t{4} * tileSlots * (pairs ? 2 : 1); }
     static constexpr size_t mergeBytes(bool pairs) { return size_t{8} * nvSlots * (pairs ? 2 : 1); }
@@ -215,8 +208,8 @@ template <int kNt, int kVt, int kBlockNt, int kBlockVt, int kKeysMergeBlocks = 0
     static_assert(bytes(true) <= 227 * 1024, "a shape must fit an sm_90 block (227 KiB, opted in)");
 };
 
-// The shapes, smallest first, each two rows (two-way and four-way passes);
-// a row the card's shared memory cannot hold is left out.
+// The shapes, smallest first, each two rows (two-way and four-way passes); a row the card's shared memory cannot hold
+// is left out.
 using TuneT4 = Tuning<128, 15, 256, 15>;       // tile 3840 (30 KiB with values): a T4's
 using TuneKeys = Tuning<256, 11, 512, 33, 8>;  // tile 16896 (66 KiB): two block-sort blocks an SM
 using TunePairs = Tuning<128, 11, 512, 33>;    // tile 16896 keys and values (132 KiB)
@@ -231,14 +224,38 @@ constexpr uint32_t kSentinel = 0xFFFFFFFFu;  // the largest rank: pads the last 
 // ---------------------------------------------------------------- pieces
 // All __host__ __device__: --selftest runs every kernel's steps thread by thread.
 
+// The first index in [begin, end) where takesA fails (end if none; it holds on a prefix), found by a whole warp: the
+// lanes test 32 evenly spaced indices at once and the ballot keeps the stretch where it turns. A partition in global
+// memory is a chain of dependent loads: over 2^22 keys 5 rounds of them, not 22. (The selftest runs the lanes in turn.)
+#pragma nv_exec_check_disable  // takesA: mergePath's, or the selftest's host lambda
+template <class Index, class Test>
+__host__ __device__ inline Index warpSearch(Index begin, Index end, Test takesA) {
+    while (begin < end) {
+        const Index step = (end - begin + 31) / 32;  // lane l tests begin + (l + 1) step - 1
+#ifdef __CUDA_ARCH__
+        const Index at = begin + static_cast<Index>((threadIdx.x & 31) + 1) * step - 1;
+        const unsigned held = __popc(__ballot_sync(0xFFFFFFFFu, at < end && takesA(at)));
+#else
+        unsigned held = 0;
+        for (Index at = begin + step - 1; at < end && takesA(at); at += step) ++held;
+#endif
+        begin += held * step;  // past the last index that holds; the next lane's (or end) fails
+        end = begin + step - 1 < end ? begin + step - 1 : end;
+    }
+    return begin;
+}
+
 // Merge path on diagonal `diag` of runs a and b: how many of the first diag outputs come from a. Ties go to a (a[mid]
-// is taken while a[mid] <= b[diag - 1 - mid]). co_rank as a lower bound: one test a step instead of two.
-template <class Index>
+// is taken while a[mid] <= b[diag - 1 - mid]). co_rank as a lower bound: one test a step instead of two. kByWarp:
+// the whole warp searches (warpSearch), every lane with the same arguments.
+template <class Index, bool kByWarp = false>
 __host__ __device__ inline Index mergePath(const uint32_t* a, Index aCount, const uint32_t* b, Index bCount, Index diag) {
     Index begin = diag > bCount ? diag - bCount : 0, end = diag < aCount ? diag : aCount;
+    auto takesA = [&](Index mid) { return !(b[diag - 1 - mid] < a[mid]); };
+    if constexpr (kByWarp) begin = end = warpSearch(begin, end, takesA);
     while (begin < end) {
         const Index mid = (begin + end) >> 1;  // both non-negative: a shift, no signed-division fix-up
-        if (!(b[diag - 1 - mid] < a[mid])) begin = mid + 1;
+        if (takesA(mid)) begin = mid + 1;
         else end = mid;
     }
     return begin;
@@ -337,10 +354,9 @@ __host__ __device__ inline void storeTile(int tid, int count, const uint32_t* sK
 }
 
 // ------------------------------------------------------------- block sort
-// A block sorts a tile: vt keys a thread by a network, then log2(blockNt)
-// rounds merging runs of vt, 2 vt, ... keys, outputs held in registers. The
-// last tile is padded with the largest rank, which sorts after every real
-// key (padding sits at the end, and every merge is stable).
+// A block sorts a tile: vt keys a thread by a network, then log2(blockNt) rounds merging runs of vt, 2 vt, ... keys,
+// outputs held in registers. The last tile is padded with the largest rank, which sorts after every real key (padding
+// sits at the end, and every merge is stable).
 
 // loadTile: 16-byte loads where four keys are whole, key by key at the tail.
 template <int kNt, int kItems, bool kPairs>
@@ -397,8 +413,7 @@ __host__ __device__ inline void blockRound(int tid, int coop, const uint32_t* sK
     for (int i = 0; i < kVt; ++i) v[i] = kPairs ? sVals[from[i]] : 0u;
 }
 
-// coop threads share a pair's keys: up to a warp's worth a warp barrier is
-// enough, and the other warps go on.
+// coop threads share a pair's keys: up to a warp's worth a warp barrier is enough, and the other warps go on.
 __device__ inline void syncGroup(int threads) { threads <= 32 ? __syncwarp() : __syncthreads(); }
 
 template <class T, bool kPairs> __global__ void __launch_bounds__(T::blockNt) blockSortKernel(const uint32_t* keysIn, const uint32_t* valsIn, uint32_t* keysOut, uint32_t* valsOut, size_t n, RankMap map, bool toKey) {
@@ -427,8 +442,8 @@ template <class T, bool kPairs> __global__ void __launch_bounds__(T::blockNt) bl
 // A pass merges groups of kWays runs of `width`. Output r of runs A, B, C, D is output r of merge(merge(A, B),
 // merge(C, D)), ties to the left: the stable order of A B C D, the r smallest keys by (rank, run, position).
 
-// The group of kWays runs that position g lies in: it starts at a multiple
-// of kWays * width; run i, at start + i * width, holds up to width keys.
+// The group of kWays runs that position g lies in: it starts at a multiple of kWays * width; run i, at start + i *
+// width, holds up to width keys.
 template <int kWays> struct Group {
     size_t start, len[kWays];
     __host__ __device__ size_t total() const { size_t sum = 0; for (int i = 0; i < kWays; ++i) sum += len[i]; return sum; }
@@ -447,10 +462,9 @@ template <int kWays> __host__ __device__ inline Group<kWays> groupOf(size_t g, s
 // run) has M keys or more before it, not among the first r: hi = m; M < r: the smallest has at most M, so is among
 // them: lo = m + 1. All closed: lo is the split.
 template <int kWays>
-__host__ __device__ inline void kWaySplit(const uint32_t* group, size_t width, const Group<kWays>& q, size_t r,
-                                          size_t (&split)[kWays]) {
+__host__ __device__ inline void kWaySplit(const uint32_t* group, size_t width, const Group<kWays>& q, size_t r, size_t* split) {
     if constexpr (kWays == 2) {
-        split[0] = mergePath<size_t>(group, q.len[0], group + width, q.len[1], r);
+        split[0] = mergePath<size_t, true>(group, q.len[0], group + width, q.len[1], r);
         split[1] = r - split[0];
     } else {
         const size_t total = q.total();
@@ -491,19 +505,16 @@ __host__ __device__ inline void kWaySplit(const uint32_t* group, size_t width, c
     }
 }
 
-// The partition: tile t's first output's k-way co-rank in its group, at
-// partitions[kWays * t] (each entry from its run's start).
+// The partition: tile t's first output's k-way co-rank in its group, into split[0 .. kWays) (each entry from its
+// run's start). Two-way by a whole warp (mergePath's warpSearch); four-way by one thread.
 template <int kWays>
-__host__ __device__ inline void partitionTile(size_t t, const uint32_t* keys, size_t* partitions, size_t n, size_t width,
-                                              size_t nv) {
+__host__ __device__ inline void tileSplit(size_t t, const uint32_t* keys, size_t n, size_t width, size_t nv, size_t* split) {
     const Group<kWays> q = groupOf<kWays>(t * nv, width, n);
-    size_t split[kWays];
     kWaySplit<kWays>(keys + q.start, width, q, t * nv - q.start, split);
-    for (int i = 0; i < kWays; ++i) partitions[kWays * t + i] = split[i];
 }
 
-// A tile's runs end to end in a buffer, run r at [bound[r], bound[r + 1]);
-// a round merges run 2q with run 2q + 1; merged() gives the next round's.
+// A tile's runs end to end in a buffer, run r at [bound[r], bound[r + 1]); a round merges run 2q with run 2q + 1;
+// merged() gives the next round's.
 struct RunPair { int begin, mid, end; };  // a = [begin, mid), b = [mid, end)
 template <int kRuns> struct TileRuns {
     int bound[kRuns + 1];
@@ -524,13 +535,14 @@ template <int kRuns> struct TileRuns {
 };
 
 // Where tile t's spans lie: shared position x of run i comes from global bias[i] + x (unsigned, so a bias "below zero"
-// wraps right). A span ends at the next tile's split, or at its run's end where the group ends here.
+// wraps right). splits: the tile's split, then the next tile's, where its span ends (or at its run's end where the
+// group ends here).
 template <int kWays> struct TileSpans {
     size_t t0, bias[kWays];
     TileRuns<kWays> runs;
 };
 template <int kWays>
-__host__ __device__ inline TileSpans<kWays> tileSpansOf(size_t t, size_t nv, size_t n, size_t width, const size_t* partitions) {
+__host__ __device__ inline TileSpans<kWays> tileSpansOf(size_t t, size_t nv, size_t n, size_t width, const size_t* splits) {
     TileSpans<kWays> s;
     s.t0 = t * nv;
     const Group<kWays> q = groupOf<kWays>(s.t0, width, n);
@@ -538,8 +550,8 @@ __host__ __device__ inline TileSpans<kWays> tileSpansOf(size_t t, size_t nv, siz
     const bool lastInGroup = s.t0 + nv >= groupEnd;  // a tile never straddles groups
     s.runs.bound[0] = 0;
     for (int i = 0; i < kWays; ++i) {
-        const size_t from = partitions[kWays * t + i];
-        const size_t to = lastInGroup ? q.len[i] : partitions[kWays * (t + 1) + i];
+        const size_t from = splits[i];
+        const size_t to = lastInGroup ? q.len[i] : splits[kWays + i];
         s.runs.bound[i + 1] = s.runs.bound[i] + static_cast<int>(to - from);
         s.bias[i] = q.start + i * width + from - static_cast<size_t>(s.runs.bound[i]);
     }
@@ -584,23 +596,19 @@ __host__ __device__ inline int mergeWindow(int tid, const Runs& runs, const uint
         const int a = s.begin + mergePath<int>(keys + s.begin, s.mid - s.begin, keys + s.mid, s.end - s.mid, diag);
         const int b = s.mid + diag - (a - s.begin), first = q - p, last = stop - p;
         const bool full = first == 0 && last == kVt, sentinel = s.end == count;  // keys[count] holds the sentinel
-        if constexpr (kPairs) {
-            if (full && sentinel) serialMerge<kVt, true, true>(keys, a, s.mid, b, s.end, first, last, out, from);
-            else if (full) serialMerge<kVt, true, false>(keys, a, s.mid, b, s.end, first, last, out, from);
-            else serialMerge<kVt, false, false>(keys, a, s.mid, b, s.end, first, last, out, from);
-        } else {
-            const uint32_t *pa = keys + a, *pb = keys + b, *aEnd = keys + s.mid, *bEnd = keys + s.end;
-            if (full && sentinel) serialMerge<kVt, true, true>(keys, pa, aEnd, pb, bEnd, first, last, out, from);
-            else if (full) serialMerge<kVt, true, false>(keys, pa, aEnd, pb, bEnd, first, last, out, from);
-            else serialMerge<kVt, false, false>(keys, pa, aEnd, pb, bEnd, first, last, out, from);
-        }
+        auto walk = [&](auto a, auto aEnd, auto b, auto bEnd) {  // positions: indices with values, pointers without
+            if (full && sentinel) serialMerge<kVt, true, true>(keys, a, aEnd, b, bEnd, first, last, out, from);
+            else if (full) serialMerge<kVt, true, false>(keys, a, aEnd, b, bEnd, first, last, out, from);
+            else serialMerge<kVt, false, false>(keys, a, aEnd, b, bEnd, first, last, out, from);
+        };
+        if constexpr (kPairs) walk(a, s.mid, b, s.end);
+        else walk(keys + a, keys + s.mid, keys + b, keys + s.end);
         q = stop;
     }
     return end - p;
 }
 
-// mergeRound: one round, from one buffer into the other, and the sentinel
-// after its outputs for the next.
+// mergeRound: one round, from one buffer into the other, and the sentinel after its outputs for the next.
 template <int kVt, bool kPairs, class Runs>
 __host__ __device__ inline void mergeRound(int tid, const Runs& runs, const uint32_t* keys, const uint32_t* vals,
                                            uint32_t* outKeys, uint32_t* outVals) {
@@ -622,20 +630,28 @@ __host__ __device__ inline void mergeRound(int tid, const Runs& runs, const uint
     if (tid == 0) outKeys[runs.count()] = kSentinel;
 }
 
-template <int kWays> __global__ void __launch_bounds__(kPartitionThreads) partitionKernel(const uint32_t* keys, size_t* partitions, size_t n, size_t width, size_t nv, size_t tiles) {
+// The four-way passes' partition, a thread a tile. (A two-way pass's blocks find their own splits.)
+__global__ void __launch_bounds__(kPartitionThreads) partitionKernel(const uint32_t* keys, size_t* partitions, size_t n, size_t width, size_t nv, size_t tiles) {
     const size_t t = static_cast<size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-    if (t < tiles) partitionTile<kWays>(t, keys, partitions, n, width, nv);
+    if (t < tiles) tileSplit<4>(t, keys, n, width, nv, partitions + 4 * t);
 }
 
-// A block a merge tile of nv outputs: its spans, merged in one round
-// (two-way) or two (four-way: A with B and C with D, then the results).
+// A block a merge tile of nv outputs: its spans, merged in one round (two-way) or two (four-way: A with B and C with D,
+// then the results).
 template <class T, int kWays, bool kPairs> __global__ void __launch_bounds__(T::nt, kPairs ? 0 : T::keysMergeBlocks) mergePassKernel(const uint32_t* keysIn, const uint32_t* valsIn, uint32_t* keysOut, uint32_t* valsOut, const size_t* partitions, size_t n, size_t width, RankMap map, bool toKey) {
     static_assert(kWays == 2 || kWays == 4, "two-way or four-way passes");
     extern __shared__ uint4 smem[];
     uint32_t* const keys[2] = {reinterpret_cast<uint32_t*>(smem), reinterpret_cast<uint32_t*>(smem) + T::nvSlots};
     uint32_t* const vals[2] = {keys[1] + T::nvSlots, keys[1] + 2 * T::nvSlots};  // pairs only
     const int tid = threadIdx.x;
-    const TileSpans<kWays> s = tileSpansOf<kWays>(blockIdx.x, T::nv, n, width, partitions);
+    // Two-way: warps 0 and 1 search this tile's split and the next one's (a search of a few rounds: no partition
+    // launch a pass); four-way: the partition kernel's.
+    __shared__ size_t found[2 * kWays];
+    if constexpr (kWays == 2) {
+        if (tid < 64 && (blockIdx.x + tid / 32) * size_t{T::nv} < n) tileSplit<2>(blockIdx.x + tid / 32, keysIn, n, width, T::nv, found + tid / 32 * 2);
+        __syncthreads();
+    }
+    const TileSpans<kWays> s = tileSpansOf<kWays>(blockIdx.x, T::nv, n, width, kWays == 2 ? found : partitions + kWays * blockIdx.x);
     loadSpans<T::nt, kWays, kPairs>(tid, s, keysIn, valsIn, keys[0], vals[0]);
     waitForCopies();
     __syncthreads();
@@ -651,9 +667,8 @@ template <class T, int kWays, bool kPairs> __global__ void __launch_bounds__(T::
 }
 
 // --------------------------------------------------------------- the plan
-// d doublings take the run width from the tile to n. Four-way passes take
-// them two at a time, a two-way pass first when d is odd (where its
-// partition search is shallowest, and every sort ends on a four-way pass).
+// d doublings take the run width from the tile to n. Four-way passes take them two at a time, a two-way pass first when
+// d is odd (where its partition search is shallowest, and every sort ends on a four-way pass).
 __host__ __device__ inline int mergePassCount(size_t n, size_t tile) {
     int passes = 0;
     for (size_t width = tile; width < n; width *= 2) ++passes;  // doublings
@@ -670,9 +685,8 @@ inline std::vector<MergeStep> mergeSteps(size_t n, size_t tile, int ways) {
     return steps;
 }
 
-// A sort: passes over memory, each a name, the run width it merges (the block
-// sort: its tile) and a launch, ping-ponging so the last one lands in out.
-struct Pass { std::string name; size_t width; std::function<void()> launch; };
+// A sort: passes over memory, each a timed step (common's: a name, the run width it merges (the block sort: its tile) and a
+// launch), ping-ponging so the last one lands in out.
 struct PassBuffers {
     const void* keysIn;      // n keys (Key)
     const uint32_t* valsIn;  // n values, or null for keys only
@@ -681,8 +695,8 @@ struct PassBuffers {
     size_t* partitions;      // 4 * ceilDiv(n, kSmallestNv) entries
 };
 
-template <class T, bool kPairs> std::vector<Pass> planSort(const PassBuffers& buf, size_t n, RankMap map, int ways) {
-    std::vector<Pass> plan;
+template <class T, bool kPairs> std::vector<TimedStep> planSort(const PassBuffers& buf, size_t n, RankMap map, int ways) {
+    std::vector<TimedStep> plan;
     if (n == 0) return plan;
     const std::vector<MergeStep> steps = mergeSteps(n, T::tile, ways);
     const int merges = static_cast<int>(steps.size());
@@ -699,24 +713,26 @@ template <class T, bool kPairs> std::vector<Pass> planSort(const PassBuffers& bu
     const auto in = static_cast<const uint32_t*>(buf.keysIn);
     const uint32_t* vin = buf.valsIn;
     uint32_t *out = keysAt(0), *vout = valsAt(0);
-    plan.push_back({"block sort", size_t{T::tile}, [=] {
+    plan.push_back({"block sort", std::to_string(T::tile), [=] {
                         sortKernel<<<sortBlocks, T::blockNt, T::blockSortBytes(kPairs)>>>(in, vin, out, vout, n, map, merges == 0);
                         CUDA_CHECK_LAUNCH("blockSortKernel");
                     }});
     const size_t tiles = ceilDiv<size_t>(n, T::nv);
-    const unsigned partitionBlocks = gridFor(tiles, kPartitionThreads, "partitionKernel"), mergeBlocks = gridFor(tiles, 1, "mergePassKernel");
+    const unsigned mergeBlocks = gridFor(tiles, 1, "mergePassKernel");
     for (int pass = 1; pass <= merges; ++pass) {
         const size_t width = steps[pass - 1].width;
         const bool four = steps[pass - 1].ways == 4, toKey = pass == merges;
         const uint32_t *in = keysAt(pass - 1), *vin = valsAt(pass - 1);
         uint32_t *out = keysAt(pass), *vout = valsAt(pass);
         size_t* parts = buf.partitions;
-        const auto partition = four ? partitionKernel<4> : partitionKernel<2>;
+        const unsigned partitionBlocks = gridFor(tiles, kPartitionThreads, "partitionKernel");
         const auto kernel = four ? mergePassKernel<T, 4, kPairs> : mergePassKernel<T, 2, kPairs>;
         grant(kernel, T::mergeBytes(kPairs));
-        plan.push_back({four ? "merge x4" : "merge x2", width, [=] {
-                            partition<<<partitionBlocks, kPartitionThreads>>>(in, parts, n, width, T::nv, tiles);
-                            CUDA_CHECK_LAUNCH("partitionKernel");
+        plan.push_back({four ? "merge x4" : "merge x2", std::to_string(width), [=] {
+                            if (four) {
+                                partitionKernel<<<partitionBlocks, kPartitionThreads>>>(in, parts, n, width, T::nv, tiles);
+                                CUDA_CHECK_LAUNCH("partitionKernel");
+                            }
                             kernel<<<mergeBlocks, T::nt, T::mergeBytes(kPairs)>>>(in, vin, out, vout, parts, n, width, map, toKey);
                             CUDA_CHECK_LAUNCH("mergePassKernel");
                         }});
@@ -732,7 +748,7 @@ template <class Key> struct Sorting {
     bool descending;
     DeviceBuffer<uint32_t> tmpKeys, tmpVals;
     DeviceBuffer<size_t> partitions;  // four entries a tile at the smallest nv: the most
-    std::map<std::string, std::vector<Pass>> plans;
+    std::map<std::string, std::vector<TimedStep>> plans;
     Sorting(const std::vector<Key>& input, bool pairs, bool descending_)
         : d(uploadSort(input, pairs)), descending(descending_), tmpKeys(input.size()), tmpVals(pairs ? input.size() : 0),
           partitions(4 * ceilDiv<size_t>(input.size(), kSmallestNv) + 1) {}
@@ -741,8 +757,8 @@ template <class Key> struct Sorting {
 };
 template <class Key> using Row = Variant<Sorting<Key>>;
 
-// A production row: a shape with two-way or four-way passes, its plan built
-// once on the problem's buffers, the key order a RankMap.
+// A production row: a shape with two-way or four-way passes, its plan built once on the problem's buffers, the key
+// order a RankMap.
 template <class T, int kWays> std::string rowName() {
     return "blocksort " + std::to_string(T::blockNt) + "x" + std::to_string(T::blockVt) + ", " + std::to_string(kWays) +
            "-way merge " + std::to_string(T::nt) + "x" + std::to_string(T::vt);
@@ -753,28 +769,32 @@ void addRow(std::vector<Row<Key>>& rows, Sorting<Key>& s, const Run& run) {
     if (T::bytes(kPairs) > run.device.sharedPerBlockOptin || !run.wants(rowName<T, kWays>())) return;
     const auto plan = s.plans[rowName<T, kWays>()] = planSort<T, kPairs>(s.buffers(), s.d.n, rankMapOf<Key>(s.descending ? ~0u : 0u), kWays);
     rows.push_back({rowName<T, kWays>(), {std::to_string(T::tile), std::to_string(T::nv), std::to_string(plan.size())},
-                    [plan](Sorting<Key>&) { for (const Pass& pass : plan) pass.launch(); }, static_cast<double>(plan.size())});
+                    [plan](Sorting<Key>&) { for (const TimedStep& pass : plan) pass.launch(); }, static_cast<double>(plan.size())});
 }
 template <class Key, bool kPairs, class... T>
 void addRows(std::vector<Row<Key>>& rows, Sorting<Key>& s, const Run& run, Shapes<T...>) {
     ((addRow<T, 2, Key, kPairs>(rows, s, run), addRow<T, 4, Key, kPairs>(rows, s, run)), ...);
 }
 
-// The course's sort as a row: out = in, one launch per width between out and
-// the scratch, and a copy back when the last width lands in the scratch.
+// The row the sort runs at n, and why (the size sweep prints both beside the fastest row measured): the largest
+// shape the card holds (the most keys a tile: the fewest passes), two-way passes below 2^25 keys, four-way from there.
+template <class... T> std::pair<std::string, std::string> chosenRow(size_t n, bool pairs, const DeviceInfo& device, Shapes<T...>) {
+    std::string name;
+    ((name = T::bytes(pairs) <= device.sharedPerBlockOptin ? (n >> 25 ? rowName<T, 4>() : rowName<T, 2>()) : name), ...);
+    return {name, n >> 25 ? "four-way from 2^25 keys: half the passes over memory" : "two-way below 2^25 keys: no partition launch a pass"};
+}
+
+// The course's sort as a row: out = in, one launch per width between out and the scratch, and a copy back when the last
+// width lands in the scratch.
 template <class Key> Row<Key> seedRow(Sorting<Key>& s) {
     const size_t n = s.d.n, launches = n > 1 ? mergePassCount(n, 1) : 0;
     return {"seed 14.2: one launch per width", {"1", "-", std::to_string(launches)},
-            [](Sorting<Key>& p) {
-                const size_t n = p.d.n;
-                if (n == 0) return;
-                Key* tmp = reinterpret_cast<Key*>(p.tmpKeys.get());  // 4-byte keys: the scratch holds them
-                uint32_t* tmpVals = p.d.pairs ? p.tmpVals.get() : nullptr;
-                CUDA_CHECK(cudaMemcpyAsync(p.d.out.get(), p.d.in.get(), n * sizeof(Key), cudaMemcpyDeviceToDevice));
-                if (p.d.pairs) CUDA_CHECK(cudaMemcpyAsync(p.d.vout.get(), p.d.vin.get(), n * 4, cudaMemcpyDeviceToDevice));
-                if (seedSort(p.d.out.get(), p.d.vout.get(), tmp, tmpVals, n, RankLess<Key>{p.descending ? ~0u : 0u}) == 0) return;
-                CUDA_CHECK(cudaMemcpyAsync(p.d.out.get(), tmp, n * sizeof(Key), cudaMemcpyDeviceToDevice));
-                if (p.d.pairs) CUDA_CHECK(cudaMemcpyAsync(p.d.vout.get(), tmpVals, n * 4, cudaMemcpyDeviceToDevice));
+            [](Sorting<Key>& p) {  // 4-byte keys: the scratch holds them
+                uint32_t *tmp = p.tmpKeys.get(), *tmpVals = p.d.pairs ? p.tmpVals.get() : nullptr, *vout = p.d.pairs ? p.d.vout.get() : nullptr;
+                auto copy = [&p](void* to, const void* from) { if (to) CUDA_CHECK(cudaMemcpyAsync(to, from, p.d.n * 4, cudaMemcpyDeviceToDevice)); };
+                copy(p.d.out.get(), p.d.in.get()), copy(vout, p.d.vin.get());
+                if (seedSort(p.d.out.get(), vout, reinterpret_cast<Key*>(tmp), tmpVals, p.d.n, RankLess<Key>{p.descending ? ~0u : 0u}) == 1)
+                    copy(p.d.out.get(), tmp), copy(vout, tmpVals);
             },
             static_cast<double>(launches + 1)};
 }
@@ -855,13 +875,13 @@ template <class T, int kWays, bool kPairs> bool passMatches(size_t n, size_t wid
     HostRuns h(n, width, alphabet, seed);
     const size_t tiles = ceilDiv<size_t>(n, T::nv);
     std::vector<size_t> parts(kWays * tiles + kWays);
-    for (size_t t = 0; t < tiles; ++t) partitionTile<kWays>(t, h.keys.data(), parts.data(), n, width, T::nv);
+    for (size_t t = 0; t < tiles; ++t) tileSplit<kWays>(t, h.keys.data(), n, width, T::nv, parts.data() + kWays * t);
     std::vector<uint32_t> smem(T::mergeBytes(true) / 4);
     uint32_t* keys[2] = {smem.data(), smem.data() + T::nvSlots};
     uint32_t* vals[2] = {keys[1] + T::nvSlots, keys[1] + 2 * T::nvSlots};
     for (size_t t = 0; t < tiles; ++t) {
         std::fill(smem.begin(), smem.end(), 0xA5A5A5A5u);
-        const TileSpans<kWays> s = tileSpansOf<kWays>(t, T::nv, n, width, parts.data());
+        const TileSpans<kWays> s = tileSpansOf<kWays>(t, T::nv, n, width, parts.data() + kWays * t);
         for (int tid = 0; tid < T::nt; ++tid) loadSpans<T::nt, kWays, kPairs>(tid, s, h.keys.data(), h.vals.data(), keys[0], vals[0]);
         for (int tid = 0; tid < T::nt; ++tid) mergeRound<T::vt, kPairs>(tid, s.runs, keys[0], vals[0], keys[1], vals[1]);
         if constexpr (kWays == 4)
@@ -939,6 +959,11 @@ int runSelftest() {
                      g < q.start + q.total() && q.start + q.total() <= n && (q.len[3] == 0 || q.len[2] == width);
             }
     expect(ok, "groupOf: every position lies in one group of two (four) runs of the width, short only at the tail");
+    ok = true;  // the warp's search: every length to 2100 and past 2^32, the test turning at every index
+    for (size_t len = 0; len <= 2100 && ok; len += 1 + len / 64)
+        for (size_t turn = 0, at = 7 + (len << 21); turn <= len && ok; ++turn)
+            ok = warpSearch(at, at + len, [&](size_t i) { return i < at + turn; }) == at + turn;
+    expect(ok, "warpSearch finds where a test that holds on a prefix turns");
     const auto steps = mergeSteps(size_t{1} << 28, TuneKeys::tile, 4), odd = mergeSteps(5 * 16, 16, 4);
     expect(mergePassCount(1, 4) == 0 && mergePassCount(4, 4) == 0 && mergePassCount(5, 4) == 1 &&
                mergePassCount(size_t{1} << 28, TuneKeys::tile) == 14 && steps.size() == 7 && steps[0].ways == 4 &&
@@ -1018,24 +1043,9 @@ int runVerify(const SortOptions& o, const Run& run) {
     return failed ? kExitCheckFailed : kExitPass;
 }
 
-// Each pass of a plan timed on its own, within whole sorts (each pass reads what the one before wrote).
-void passTable(const std::vector<Pass>& plan, const std::string& title, double bytesPerPass, double copyMs, const Run& run,
-               CsvFile& csv) {
-    std::vector<std::function<void()>> launches;
-    for (const Pass& pass : plan) launches.push_back(pass.launch);
-    const std::vector<double> ms = stepMediansMs(launches, run.plan);
-    Table table(title, {{"pass", 12, true}, {"width", 10}, {"time (ms)", 9}, {"GB/s", 7}, {"% of copy", 9}}, &csv);
-    for (size_t p = 0; p < plan.size(); ++p)
-        table.row({plan[p].name, std::to_string(plan[p].width), fixed(ms[p], 4), fixed(gbPerSecond(bytesPerPass, ms[p]), 0),
-                   fixed(100.0 * copyMs / ms[p], 1)});
-    const double sum = std::accumulate(ms.begin(), ms.end(), 0.0);
-    table.row({"sum", "", fixed(sum, 3), "", fixed(100.0 * copyMs * plan.size() / sum, 1)});
-}
-struct Summary { std::string shape; SweepPoint fastest; };  // a row of the by-distribution table
-
 // One table: n keys of one shape, every row and CUB's two sorts checked, then timed; echo false: nothing printed.
 template <class Key>
-int runShape(const SortOptions& o, const Run& run, SortShape shape, size_t n, bool echo, CsvFile* csv, std::vector<Summary>& summary) {
+int runShape(const SortOptions& o, const Run& run, SortShape shape, size_t n, bool echo, CsvFile* csv, std::vector<DistributionPoint>& summary) {
     const std::vector<Key> input = makeSortInput<Key>(shape, n);
     Sorting<Key> s(input, o.pairs, o.descending);
     const std::string label = sortCaseLabel<Key>(sortShapeName(shape), n, o.descending, o.pairs);
@@ -1048,10 +1058,10 @@ int runShape(const SortOptions& o, const Run& run, SortShape shape, size_t n, bo
     TimedTable<Sorting<Key>> spec = cub.table("merge sort, " + label, {{"tile", 6}, {"merge nv", 8}, {"passes", 6}}, s.d);
     spec.echo = echo;
     const TimedRows t = timeRows(spec, rows, s, run, csv);
-    const std::string best = rows[t.best].name;
-    summary.push_back({sortShapeName(shape), {best, t.ms[t.best], t.libraryMs, t.othersMs[0], t.copyMs}});
-    if (echo && csv && summary.size() == 1 && s.plans.count(best))  // the passes of the fastest row
-        passTable(s.plans[best], "each pass of " + best + " (" + label + ")", s.d.bytesPerPass(), t.copyMs, run, *csv);
+    const auto [chosen, why] = o.pairs ? chosenRow(n, true, run.device, PairsShapes{}) : chosenRow(n, false, run.device, KeysShapes{});
+    summary.push_back({sortShapeName(shape), sweepPoint(t, rowNames(rows), chosen, why), {}});
+    if (echo && csv && summary.size() == 1 && s.plans.count(chosen))  // the passes of the row the sort chooses
+        stepTable("each pass of " + chosen + " (" + label + ")", {"pass", "width"}, s.plans[chosen], s.d.bytesPerPass(), t.copyMs, run, *csv);
     return kExitPass;
 }
 
@@ -1062,26 +1072,17 @@ template <class Key> int runLessonAs(const SortOptions& o, const Run& run) {
     CsvFile csv;
     csv.open(run.csvPath, "merge_sort");
     if (!seedExamples()) return kExitCheckFailed;
-    std::vector<Summary> summary;
+    std::vector<DistributionPoint> summary;
     for (SortShape shape : o.all ? sortTableShapes() : std::vector<SortShape>{sortShapeFromName(o.input)})
         if (const int rc = runShape<Key>(o, run, shape, o.n, true, &csv, summary); rc != kExitPass) return rc;
-    if (summary.size() > 1) {
-        Table table("merge sort by distribution, " + std::string(keyName<Key>()) + " n=" + std::to_string(o.n) + (o.pairs ? " pairs" : ""),
-                    {{"distribution", 12, true}, {"time (ms)", 9}, {"Gkeys/s", 7}, {"vs CUB", 6}, {"vs radix", 8},
-                     {"CUB merge Gkeys/s", 17}, {"CUB radix Gkeys/s", 17}}, &csv);  // the last two for plot_sweep.py
-        const double gkeys = o.n / 1e6;  // over a time in ms: Gkeys/s
-        for (const Summary& r : summary) {
-            const SweepPoint& f = r.fastest;
-            table.row({r.shape, fixed(f.ms, 3), fixed(gkeys / f.ms, 2), fixed(f.mergeMs / f.ms, 2), fixed(f.radixMs / f.ms, 2),
-                       fixed(gkeys / f.mergeMs, 2), fixed(gkeys / f.radixMs, 2)});
-        }
-    }
+    distributionSummary("merge sort by distribution, " + std::string(keyName<Key>()) + " n=" + std::to_string(o.n) + (o.pairs ? " pairs" : ""),
+                        o.n, summary, {}, csv);
     if (!run.timing) return kExitPass;
     return runSizeSweep(std::string("size sweep: merge sort, uniform ") + keyName<Key>() + (o.pairs ? " pairs" : " keys") +
                         (o.descending ? ", descending" : ""), o.sizes, bytesFor, [&](size_t n, SweepPoint& point) {
-        std::vector<Summary> one;  // stays empty where no row runs at n (the seed row stops at kSeedRowLimit)
+        std::vector<DistributionPoint> one;  // stays empty where no row runs at n (the seed row stops at kSeedRowLimit)
         const bool ok = runShape<Key>(o, run, SortShape::Uniform, n, false, nullptr, one) == kExitPass;
-        if (ok && !one.empty()) point = one.front().fastest;
+        if (ok && !one.empty()) point = one.front().point;
         return ok;
     }, csv);
 }

@@ -233,6 +233,7 @@ struct Tuning {
     static constexpr int oversample = 16;                      // sample keys per bucket
     static constexpr int sampleNt = 1024;
     static constexpr int maxSample = (1 << maxLevels) * oversample;
+    static_assert(maxSample <= 4 * sampleNt, "sortSample: four sample keys a thread at the most");
     static constexpr int sampledLevels = 2;                    // deeper levels split the key range evenly
     static constexpr int scanNt = 256, scanVt = 16, scanNv = scanNt * scanVt;
     static constexpr int copyNt = 256;
@@ -526,17 +527,17 @@ __device__ inline void warpRankAnyOrder(const unsigned (&bucket)[kVt], unsigned 
     }
 }
 
-template <int kNt>
-__device__ inline unsigned blockExclusiveSum(unsigned x, unsigned* scratch, unsigned& total) {
+template <int kNt, class T>
+__device__ inline T blockExclusiveSum(T x, T* scratch, T& total) {
     const unsigned lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-    unsigned inclusive = x;
+    T inclusive = x;
     for (int d = 1; d < 32; d <<= 1) {
-        const unsigned y = __shfl_up_sync(0xFFFFFFFFu, inclusive, d);
+        const T y = __shfl_up_sync(0xFFFFFFFFu, inclusive, d);
         if (lane >= static_cast<unsigned>(d)) inclusive += y;
     }
     if (lane == 31) scratch[warp] = inclusive;
     __syncthreads();
-    unsigned below = 0, sum = 0;
+    T below = 0, sum = 0;
     for (unsigned w = 0; w < kNt / 32; ++w) {
         below += w < warp ? scratch[w] : 0;
         sum += scratch[w];
@@ -624,6 +625,44 @@ __device__ inline void countTile(size_t begin, size_t end, unsigned* warpRow, un
 
 // -------------------------------------------------------------------- kernels
 
+// The sample (size keys, a power of two from 4 to 4 x sampleNt) sorted by a bitonic network, each thread
+// holding four consecutive keys in registers: a partner in the thread is a register, in the warp a shuffle,
+// past it a word in shared memory, with barriers only there (15 of the 78 steps for 4096 keys). Through shared
+// memory at every step the 4096-key sort took about 57 us a level (NOTES.md). key(i) gives sample key i;
+// sorted ends holding them in order.
+template <class Key>
+__device__ inline void sortSample(int size, Key key, uint32_t* sorted) {
+    const int first = 4 * threadIdx.x;
+    const bool mine = first < size, warpSorts = (first & ~127) < size;  // every lane of a warp with keys shuffles
+    uint32_t v[4];
+    DEVICE_UNROLL
+    for (int r = 0; r < 4; ++r) v[r] = mine ? key(first + r) : 0;
+    auto order = [&](int width, int j, int r, uint32_t other) {  // v[r] against the key at (first + r) ^ j
+        const int i = first + r;
+        v[r] = ((i & j) == 0) == ((i & width) == 0) ? min(v[r], other) : max(v[r], other);
+    };
+    for (int width = 2; width <= size; width <<= 1)
+        for (int j = width / 2; j > 0; j >>= 1) {
+            if (j >= 128) {  // partners in other warps
+                __syncthreads();
+                DEVICE_UNROLL
+                for (int r = 0; r < 4; ++r) if (mine) sorted[first + r] = v[r];
+                __syncthreads();
+            }
+            if (!warpSorts) continue;
+            uint32_t other[4];
+            DEVICE_UNROLL
+            for (int r = 0; r < 4; ++r)
+                other[r] = j == 1 ? v[r ^ 1] : j == 2 ? v[r ^ 2] : j < 128 ? __shfl_xor_sync(0xFFFFFFFFu, v[r], j / 4) : sorted[(first + r) ^ j];
+            DEVICE_UNROLL
+            for (int r = 0; r < 4; ++r) order(width, j, r, other[r]);
+        }
+    __syncthreads();
+    DEVICE_UNROLL
+    for (int r = 0; r < 4; ++r) if (mine) sorted[first + r] = v[r];
+    __syncthreads();
+}
+
 // One block per segment: the splitters (from a sorted random sample, or
 // from the key range) laid out as the implicit tree, then the sorted list.
 __global__ void __launch_bounds__(Tuning::sampleNt) splittersKernel(WordSource src, const Segment* segs,
@@ -632,21 +671,7 @@ __global__ void __launch_bounds__(Tuning::sampleNt) splittersKernel(WordSource s
     __shared__ uint32_t sorted[1 << Tuning::maxLevels];
     const Segment s = segs[blockIdx.x];
     const int k = 1 << levels, size = k * Tuning::oversample;
-    if (fromSample) {
-        for (int i = threadIdx.x; i < size; i += Tuning::sampleNt) sample[i] = src(samplePosition(s, level, i));
-        __syncthreads();
-        for (int width = 2; width <= size; width <<= 1)  // bitonic sort of the sample (size is a power of two)
-            for (int j = width / 2; j > 0; j >>= 1) {
-                for (int i = threadIdx.x; i < size; i += Tuning::sampleNt) {
-                    const int partner = i ^ j;
-                    if (partner > i) {
-                        const uint32_t x = sample[i], y = sample[partner];
-                        if ((x > y) == ((i & width) == 0)) sample[i] = y, sample[partner] = x;
-                    }
-                }
-                __syncthreads();
-            }
-    }
+    if (fromSample) sortSample(size, [&](int i) { return src(samplePosition(s, level, i)); }, sample);
     for (int j = threadIdx.x; j < k - 1; j += Tuning::sampleNt)
         sorted[j] = fromSample ? sampleSplitter(sample, size, j, k) : rangeSplitter(s.lo, s.hi, j, k);
     __syncthreads();
@@ -715,22 +740,11 @@ __global__ void __launch_bounds__(Tuning::scanNt) scanSumsKernel(const unsigned*
 }
 
 __global__ void __launch_bounds__(1024) scanBlockSumsKernel(uint64_t* sums, size_t count) {
-    __shared__ uint64_t carry[1024];
+    __shared__ uint64_t scratch[32];
     const size_t per = ceilDiv<size_t>(count, 1024), first = threadIdx.x * per;
-    uint64_t mine = 0;
+    uint64_t mine = 0, total;
     for (size_t q = first; q < first + per && q < count; ++q) mine += sums[q];
-    carry[threadIdx.x] = mine;
-    __syncthreads();
-    if (threadIdx.x == 0) {
-        uint64_t running = 0;
-        for (int t = 0; t < 1024; ++t) {
-            const uint64_t c = carry[t];
-            carry[t] = running;
-            running += c;
-        }
-    }
-    __syncthreads();
-    uint64_t running = carry[threadIdx.x];
+    uint64_t running = blockExclusiveSum<1024>(mine, scratch, total);
     for (size_t q = first; q < first + per && q < count; ++q) {
         const uint64_t c = sums[q];
         sums[q] = running;
@@ -1381,6 +1395,9 @@ std::vector<Row<Key>> variants(const DeviceInfo& device, bool pairs) {
     }
     return rows;
 }
+// The row the sort runs at n, and why (the size sweep prints both beside the fastest row measured).
+inline std::string chosenRow(size_t) { return "sampleSort 256-way"; }
+constexpr const char* kChosenWhy = "256 buckets a level at every n";
 // The scratch of the rows --only keeps: the largest of their needs.
 inline ScratchSizes scratchFor(size_t n, const Run& run, bool pairs) {
     ScratchSizes s;
@@ -1666,17 +1683,12 @@ int runVerify(const Run& run) {
     return partA && failed == 0 ? kExitPass : kExitCheckFailed;
 }
 
-struct Summary {
-    std::string dist;
-    double ms, passes, largest;  // the first row's (256-way)
-    SweepPoint fastest;          // the fastest row's, CUB's two and the copy
-};
 
 // One table: n keys of one distribution, every row and CUB's two sorts checked, then timed. echo false: the
 // checks and the times, nothing printed (a point of the size sweep).
 template <class Key>
 int runDistribution(const SortOptions& o, const Run& run, SortShape dist, size_t n, bool echo, CsvFile* csv,
-                    std::vector<Summary>& out) {
+                    std::vector<DistributionPoint>& out) {
     const char* name = sortShapeName(dist);
     const auto input = makeSortInput<Key>(dist, n);
     const auto want = referenceSort(input, o.descending);
@@ -1703,9 +1715,8 @@ int runDistribution(const SortOptions& o, const Run& run, SortShape dist, size_t
     const TimedRows t = timeRows(table, rows, p, run, csv);
     if (!rows.empty()) {
         const auto& first = balances[0].levels[0];
-        out.push_back({name, t.ms[0], rows[0].passes,
-                       first.plan.nonEmpty ? first.plan.largest / (static_cast<double>(n) / first.plan.nonEmpty) : 0.0,
-                       {rows[t.best].name, t.ms[t.best], t.libraryMs, t.othersMs[0], t.copyMs}});
+        const double largest = first.plan.nonEmpty ? first.plan.largest / (static_cast<double>(n) / first.plan.nonEmpty) : 0.0;
+        out.push_back({name, sweepPoint(t, rowNames(rows), chosenRow(n), kChosenWhy), {fixed(rows[0].passes, 2), fixed(largest, 2)}});
     }
     return kExitPass;
 }
@@ -1719,28 +1730,18 @@ int runLessonAs(const SortOptions& o, const Run& run) {
     std::printf("sample: %d keys per level's segment = %d per bucket (oversampling: bucket sizes then vary by about "
                 "1/sqrt(%d) = %.0f %%)\n", 256 * Tuning::oversample, Tuning::oversample, Tuning::oversample,
                 100.0 / std::sqrt(static_cast<double>(Tuning::oversample)));
-    std::vector<Summary> summary;
+    std::vector<DistributionPoint> summary;
     for (const SortShape dist : o.all ? sortTableShapes() : std::vector<SortShape>{sortShapeFromName(o.input)}) {
         const int rc = runDistribution<Key>(o, run, dist, o.n, true, &csv, summary);
         if (rc != kExitPass) return rc;
     }
-    if (summary.size() > 1) {
-        // CUB's keys a second beside the row's: scripts/plot_sweep.py draws the three by distribution.
-        Table table("summary: sampleSort 256-way by distribution", {{"distribution", 12, true}, {"time (ms)", 9}, {"Gkeys/s", 7},
-                    {"passes", 6}, {"vs merge", 8}, {"vs radix", 8}, {"largest/mean", 12}, {"CUB merge Gkeys/s", 17},
-                    {"CUB radix Gkeys/s", 17}}, &csv);
-        const double gkeys = o.n / 1e6;  // over a time in ms: Gkeys/s
-        for (const auto& r : summary)
-            table.row({r.dist, fixed(r.ms, 3), fixed(gkeys / r.ms, 2), fixed(r.passes, 2), fixed(r.fastest.mergeMs / r.ms, 2),
-                       fixed(r.fastest.radixMs / r.ms, 2), fixed(r.largest, 2), fixed(gkeys / r.fastest.mergeMs, 2),
-                       fixed(gkeys / r.fastest.radixMs, 2)});
-    }
+    distributionSummary("summary: sampleSort 256-way by distribution", o.n, summary, {{"passes", 6}, {"largest/mean", 12}}, csv);
     if (!run.timing) return kExitPass;
     return runSizeSweep(std::string("size sweep: sample sort, uniform ") + keyName<Key>() + (o.pairs ? " pairs" : " keys") +
                             (o.descending ? ", descending" : ""), o.sizes, bytesFor, [&](size_t n, SweepPoint& point) {
-                                std::vector<Summary> one;  // stays empty where --only leaves no row
+                                std::vector<DistributionPoint> one;  // stays empty where --only leaves no row
                                 if (runDistribution<Key>(o, run, SortShape::Uniform, n, false, nullptr, one) != kExitPass) return false;
-                                if (!one.empty()) point = one.front().fastest;
+                                if (!one.empty()) point = one.front().point;
                                 return true;
                             }, csv);
 }

@@ -1,9 +1,10 @@
-// The size sweep of the chapter-14 sorts (--sizes): at each n, the lesson's
-// best row beside CUB's merge and radix sorts and a device copy of the same
-// bytes, one table row a size, so the size where a sort overtakes CUB shows
-// (scripts/plot_sweep.py draws Gkeys/s against n on a log2 axis). Each size
-// is checked before it is timed, as in the lesson's own table. No algorithm
-// lives here.
+// The size sweep of the chapter-14 sorts (--sizes): at each n, the row the
+// lesson's sort chooses (and why) beside the fastest row measured, CUB's
+// merge and radix sorts and a device copy of the same bytes, one table row a
+// size, so the size where a sort overtakes CUB shows (scripts/plot_sweep.py
+// draws Gkeys/s against n on a log2 axis). Each size is checked before it is
+// timed, as in the lesson's own table. Also the --dist all summary, a row a
+// distribution. No algorithm lives here.
 #pragma once
 
 #include "args.hpp"
@@ -14,6 +15,7 @@
 #include <cmath>
 #include <cstdio>
 #include <string>
+#include <utility>
 #include <vector>
 
 inline OptionSpec sizeSweepOption() {
@@ -30,22 +32,63 @@ inline std::vector<size_t> readSweepSizes(const Args& args, const Run& run, bool
     return args.countList("--sizes", sizes, 1);
 }
 
-// One size's figures: the fastest row and its time, CUB's two sorts, the copy (ms); no name where no row runs at it.
+// One size's figures: the row the sort chooses at n (why: its reason) and its time, the fastest row measured and
+// its time, CUB's two sorts, the copy (ms); no chosen name where no row runs at n.
 struct SweepPoint {
-    std::string best;
-    double ms = 0, mergeMs = 0, radixMs = 0, copyMs = 0;
+    std::string chosen, why, best;
+    double chosenMs = 0, ms = 0, mergeMs = 0, radixMs = 0, copyMs = 0;
 };
+
+// A size's point from its timed rows (names: the rows' names in order): the chosen row's time, or where it did not
+// run (--only), the fastest row's, the why saying so.
+template <class TimedRows>
+SweepPoint sweepPoint(const TimedRows& t, const std::vector<std::string>& names, const std::string& chosen, const std::string& why) {
+    SweepPoint p{chosen, why, names[t.best], 0, t.ms[t.best], t.libraryMs, t.othersMs.at(0), t.copyMs};
+    size_t c = 0;
+    while (c < names.size() && names[c] != chosen) ++c;
+    if (c == names.size()) p.chosen = p.best, p.why = "the row the sort chooses (" + chosen + ") did not run: the fastest stands in";
+    p.chosenMs = c == names.size() ? p.ms : t.ms[c];
+    return p;
+}
+
+// A --dist all run's summary, a row a distribution: the chosen row's time beside CUB's two sorts (their Gkeys/s
+// columns for scripts/plot_sweep.py's bars); extra: the lesson's own columns, a cell each a row.
+struct DistributionPoint {
+    std::string dist;
+    SweepPoint point;
+    std::vector<std::string> extra;
+};
+inline void distributionSummary(const std::string& title, size_t n, const std::vector<DistributionPoint>& rows,
+                                const std::vector<Column>& extraColumns, CsvFile& csv) {
+    if (rows.size() < 2) return;
+    std::vector<Column> columns = {{"distribution", 12, true}, {"time (ms)", 9}, {"Gkeys/s", 7}, {"vs merge", 8}, {"vs radix", 8}};
+    columns.insert(columns.end(), extraColumns.begin(), extraColumns.end());
+    columns.insert(columns.end(), {{"CUB merge Gkeys/s", 17}, {"CUB radix Gkeys/s", 17}});
+    Table table(title, columns, &csv);
+    const double keys = static_cast<double>(n) / 1e6;  // over a time in ms: Gkeys/s
+    for (const auto& r : rows) {
+        const SweepPoint& p = r.point;
+        std::vector<std::string> cells = {r.dist, fixed(p.chosenMs, 3), fixed(keys / p.chosenMs, 2), fixed(p.mergeMs / p.chosenMs, 2),
+                                          fixed(p.radixMs / p.chosenMs, 2)};
+        cells.insert(cells.end(), r.extra.begin(), r.extra.end());
+        cells.insert(cells.end(), {fixed(keys / p.mergeMs, 2), fixed(keys / p.radixMs, 2)});
+        table.row(cells);
+    }
+}
 
 // The sweep: point(n, out) checks and times one size and returns false if a
 // check failed (the sweep then stops, exit 1, saying at which n); bytesFor(n)
 // is what the size needs on the card. A size that needs more than is free,
 // or at which no row runs (--only), is left out with a line under the table.
+// Under the table, why each row was chosen, a line for each stretch of sizes.
 template <class Point, class Bytes>
 int runSizeSweep(const std::string& title, const std::vector<size_t>& sizes, Bytes bytesFor, Point point, CsvFile& csv) {
     if (sizes.empty()) return kExitPass;
-    Table table(title, {{"n", 10}, {"log2 n", 6}, {"fastest row", 38, true}, {"time (ms)", 9}, {"Gkeys/s", 7}, {"vs merge", 8},
-                        {"vs radix", 8}, {"CUB merge Gkeys/s", 17}, {"CUB radix Gkeys/s", 17}, {"copy Gkeys/s", 12}}, &csv);
+    Table table(title, {{"n", 10}, {"log2 n", 6}, {"chosen row", 38, true}, {"time (ms)", 9}, {"Gkeys/s", 7}, {"vs merge", 8},
+                        {"vs radix", 8}, {"fastest row measured", 48, true}, {"CUB merge Gkeys/s", 17}, {"CUB radix Gkeys/s", 17},
+                        {"copy Gkeys/s", 12}}, &csv);
     std::vector<std::string> leftOut;
+    std::vector<std::pair<std::string, std::string>> whys;  // (the first n of a stretch, its row and why)
     bool failed = false;
     for (size_t n : sizes) {
         size_t freeBytes = 0, totalBytes = 0;
@@ -57,16 +100,22 @@ int runSizeSweep(const std::string& title, const std::vector<size_t>& sizes, Byt
         }
         SweepPoint p;
         failed = !point(n, p);
-        if (failed || p.best.empty()) {
+        if (failed || p.chosen.empty()) {
             leftOut.push_back("n = " + std::to_string(n) + (failed ? ": a check failed, the sweep stops" : ": no row runs at this size, left out"));
             if (failed) break;
             continue;
         }
         const double keys = static_cast<double>(n) / 1e6;  // over a time in ms: Gkeys/s
-        table.row({std::to_string(n), fixed(std::log2(static_cast<double>(n)), 1), p.best, fixed(p.ms, p.ms < 1 ? 4 : 3),
-                   fixed(keys / p.ms, 2), fixed(p.mergeMs / p.ms, 2), fixed(p.radixMs / p.ms, 2), fixed(keys / p.mergeMs, 2),
-                   fixed(keys / p.radixMs, 2), fixed(keys / p.copyMs, 2)});
+        const std::string log2n = fixed(std::log2(static_cast<double>(n)), 1);
+        table.row({std::to_string(n), log2n, p.chosen, fixed(p.chosenMs, p.chosenMs < 1 ? 4 : 3), fixed(keys / p.chosenMs, 2),
+                   fixed(p.mergeMs / p.chosenMs, 2), fixed(p.radixMs / p.chosenMs, 2),
+                   p.best == p.chosen ? "the chosen row" : p.best + " (" + fixed(p.chosenMs / p.ms, 2) + " x faster)",
+                   fixed(keys / p.mergeMs, 2), fixed(keys / p.radixMs, 2), fixed(keys / p.copyMs, 2)});
+        const std::string reason = p.chosen + ": " + p.why;
+        if (whys.empty() || whys.back().second != reason)
+            whys.push_back({(n & (n - 1)) == 0 ? "2^" + std::to_string(static_cast<int>(std::log2(static_cast<double>(n)))) : std::to_string(n), reason});
     }
+    for (const auto& [from, reason] : whys) std::printf("  from n = %s, %s\n", from.c_str(), reason.c_str());
     for (const auto& line : leftOut) std::printf("  %s\n", line.c_str());
     return failed ? kExitCheckFailed : kExitPass;
 }

@@ -28,6 +28,31 @@ std::vector<Variant<Problem>> selectRows(const std::vector<Variant<Problem>>& ro
     return chosen;
 }
 
+// A plan's steps (a sort's passes), each timed on its own within whole runs (each reads what the one before
+// wrote): a row a step with its time, GB/s and share of a copy of the same bytes, then their sum.
+struct TimedStep { std::string name, knob; std::function<void()> launch; };
+inline void stepTable(const std::string& title, const std::vector<std::string>& columns, const std::vector<TimedStep>& steps,
+                      double bytesPerStep, double copyMs, const Run& run, CsvFile& csv) {
+    std::vector<std::function<void()>> launches;
+    for (const TimedStep& step : steps) launches.push_back(step.launch);
+    const std::vector<double> ms = stepMediansMs(launches, run.plan);
+    Table table(title, {{columns.at(0), 12, true}, {columns.at(1), 10}, {"time (ms)", 9}, {"GB/s", 7}, {"% of copy", 9}}, &csv);
+    double sum = 0;
+    for (size_t p = 0; p < steps.size(); ++p) {
+        table.row({steps[p].name, steps[p].knob, fixed(ms[p], 4), fixed(gbPerSecond(bytesPerStep, ms[p]), 0),
+                   fixed(100.0 * copyMs / ms[p], 1)});
+        sum += ms[p];
+    }
+    table.row({"sum", "", fixed(sum, 3), "", fixed(100.0 * copyMs * steps.size() / sum, 1)});
+}
+
+template <class Problem>
+std::vector<std::string> rowNames(const std::vector<Variant<Problem>>& rows) {
+    std::vector<std::string> names;
+    for (const auto& row : rows) names.push_back(row.name);
+    return names;
+}
+
 // The gate: for each row, poison the outputs, launch, wait (a fault inside
 // the kernel surfaces here, exit 3), and compare. check(what) prints the
 // first difference with both answers and returns false; the first failing

@@ -20,7 +20,8 @@ run is drawn as bars, a distribution's side by side: the sort's, then each
 library column's beside it (`CUB merge Gkeys/s`, ...), from its summary
 table, or built from its per-distribution tables where it wrote none; its
 first distribution's table is drawn as well. A size sweep (its first column
-n) is drawn as lines against n: the sort's fastest row and each library
+n) is drawn as lines against n: the row the sort chooses (older CSVs: the
+fastest row) and each library
 column (`CUB merge Gkeys/s`, ...), so where the sort overtakes CUB shows as a
 crossing. The x axis is log2 where the
 knob doubles or grows by whole factors, the y axis logarithmic where the
@@ -187,7 +188,7 @@ class Panel:
         if self.summary:
             self.summary_climbs()
             return
-        if table.header[0] == SWEEP and "fastest row" in table.header:
+        if table.header[0] == SWEEP and ("chosen row" in table.header or "fastest row" in table.header):
             self.xtitle = "n (keys)"
             self.sweep_lines()
             return
@@ -255,10 +256,11 @@ class Panel:
                                       if len(row) > c and number(row[c]) is not None]
 
     def sweep_lines(self):
-        """A size sweep, a line against n a column: the column itself is the sort's best row's (named by the
-        title: 'size sweep: sample sort, uniform uint32 keys'), a column 'X <column>' is X's; the copy's
-        keys a second are left out, as everywhere (a copy sorts nothing)."""
-        sort = re.sub(r"^size sweep: ", "", self.table.title).split(",")[0] + ", fastest row"
+        """A size sweep, a line against n a column: the column itself is the row's the sort chose (CSVs before
+        2026-12-05: the fastest row's), named by the title ('size sweep: sample sort, uniform uint32 keys'); a
+        column 'X <column>' is X's; the copy's keys a second are left out, as everywhere (a copy sorts nothing)."""
+        row = "chosen row" if "chosen row" in self.table.header else "fastest row"
+        sort = re.sub(r"^size sweep: ", "", self.table.title).split(",")[0] + ", " + row
         for c, title in enumerate(self.table.header):
             if title == self.column or title.endswith(" " + self.column):
                 label = sort if title == self.column else title[:-len(self.column)].strip()

@@ -233,7 +233,6 @@ struct Tuning {
     static constexpr int oversample = 16;                      // sample keys per bucket
     static constexpr int sampleNt = 1024;
     static constexpr int maxSample = (1 << maxLevels) * oversample;
-    static_assert(maxSample <= 4 * sampleNt, "sortSample: four sample keys a thread at the most");
     static constexpr int sampledLevels = 2;                    // deeper levels split the key range evenly
     static constexpr int scanNt = 256, scanVt = 16, scanNv = scanNt * scanVt;
     static constexpr int copyNt = 256;
@@ -625,44 +624,6 @@ __device__ inline void countTile(size_t begin, size_t end, unsigned* warpRow, un
 
 // -------------------------------------------------------------------- kernels
 
-// The sample (size keys, a power of two from 4 to 4 x sampleNt) sorted by a bitonic network, each thread
-// holding four consecutive keys in registers: a partner in the thread is a register, in the warp a shuffle,
-// past it a word in shared memory, with barriers only there (15 of the 78 steps for 4096 keys). Through shared
-// memory at every step the 4096-key sort took about 57 us a level (NOTES.md). key(i) gives sample key i;
-// sorted ends holding them in order.
-template <class Key>
-__device__ inline void sortSample(int size, Key key, uint32_t* sorted) {
-    const int first = 4 * threadIdx.x;
-    const bool mine = first < size, warpSorts = (first & ~127) < size;  // every lane of a warp with keys shuffles
-    uint32_t v[4];
-    DEVICE_UNROLL
-    for (int r = 0; r < 4; ++r) v[r] = mine ? key(first + r) : 0;
-    auto order = [&](int width, int j, int r, uint32_t other) {  // v[r] against the key at (first + r) ^ j
-        const int i = first + r;
-        v[r] = ((i & j) == 0) == ((i & width) == 0) ? min(v[r], other) : max(v[r], other);
-    };
-    for (int width = 2; width <= size; width <<= 1)
-        for (int j = width / 2; j > 0; j >>= 1) {
-            if (j >= 128) {  // partners in other warps
-                __syncthreads();
-                DEVICE_UNROLL
-                for (int r = 0; r < 4; ++r) if (mine) sorted[first + r] = v[r];
-                __syncthreads();
-            }
-            if (!warpSorts) continue;
-            uint32_t other[4];
-            DEVICE_UNROLL
-            for (int r = 0; r < 4; ++r)
-                other[r] = j == 1 ? v[r ^ 1] : j == 2 ? v[r ^ 2] : j < 128 ? __shfl_xor_sync(0xFFFFFFFFu, v[r], j / 4) : sorted[(first + r) ^ j];
-            DEVICE_UNROLL
-            for (int r = 0; r < 4; ++r) order(width, j, r, other[r]);
-        }
-    __syncthreads();
-    DEVICE_UNROLL
-    for (int r = 0; r < 4; ++r) if (mine) sorted[first + r] = v[r];
-    __syncthreads();
-}
-
 // One block per segment: the splitters (from a sorted random sample, or
 // from the key range) laid out as the implicit tree, then the sorted list.
 __global__ void __launch_bounds__(Tuning::sampleNt) splittersKernel(WordSource src, const Segment* segs,
@@ -671,7 +632,21 @@ __global__ void __launch_bounds__(Tuning::sampleNt) splittersKernel(WordSource s
     __shared__ uint32_t sorted[1 << Tuning::maxLevels];
     const Segment s = segs[blockIdx.x];
     const int k = 1 << levels, size = k * Tuning::oversample;
-    if (fromSample) sortSample(size, [&](int i) { return src(samplePosition(s, level, i)); }, sample);
+    if (fromSample) {
+        for (int i = threadIdx.x; i < size; i += Tuning::sampleNt) sample[i] = src(samplePosition(s, level, i));
+        __syncthreads();
+        for (int width = 2; width <= size; width <<= 1)  // bitonic sort of the sample (size is a power of two)
+            for (int j = width / 2; j > 0; j >>= 1) {
+                for (int i = threadIdx.x; i < size; i += Tuning::sampleNt) {
+                    const int partner = i ^ j;
+                    if (partner > i) {
+                        const uint32_t x = sample[i], y = sample[partner];
+                        if ((x > y) == ((i & width) == 0)) sample[i] = y, sample[partner] = x;
+                    }
+                }
+                __syncthreads();
+            }
+    }
     for (int j = threadIdx.x; j < k - 1; j += Tuning::sampleNt)
         sorted[j] = fromSample ? sampleSplitter(sample, size, j, k) : rangeSplitter(s.lo, s.hi, j, k);
     __syncthreads();

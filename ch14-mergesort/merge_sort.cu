@@ -184,8 +184,8 @@ bool seedExamples() {
 // compare. Ties take the left run everywhere: the sort is stable. A kernel is a few steps over a tile in
 // shared memory, each merge one mergePath and one serialMerge:
 //   block sort:  loadTile | threadSort | (stageThread | blockRound) x log2(blockNt) | stageThread | storeTile
-//   merge pass:  tileSplit (two-way: two warps) | loadSpans | mergeRound (once two-way, twice four-way) | storeTile
-//   partition:   tileSplit, a thread a tile (four-way passes: a search too deep for a merge block to wait on)
+//   partition:   tileSplit, a warp a tile two-way (warpSearch), a thread a tile four-way
+//   merge pass:  loadSpans | mergeRound (once two-way, twice four-way) | storeTile
 
 // ------------------------------------------------------------------ tuning
 // One struct a tile shape, the only source of tile and shared-memory sizes: nt threads, vt keys a thread,
@@ -630,10 +630,10 @@ __host__ __device__ inline void mergeRound(int tid, const Runs& runs, const uint
     if (tid == 0) outKeys[runs.count()] = kSentinel;
 }
 
-// The four-way passes' partition, a thread a tile. (A two-way pass's blocks find their own splits.)
-__global__ void __launch_bounds__(kPartitionThreads) partitionKernel(const uint32_t* keys, size_t* partitions, size_t n, size_t width, size_t nv, size_t tiles) {
-    const size_t t = static_cast<size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-    if (t < tiles) tileSplit<4>(t, keys, n, width, nv, partitions + 4 * t);
+// Two-way: a warp a tile (its lanes search together and write the same split); four-way: a thread a tile.
+template <int kWays> __global__ void __launch_bounds__(kPartitionThreads) partitionKernel(const uint32_t* keys, size_t* partitions, size_t n, size_t width, size_t nv, size_t tiles) {
+    const size_t t = (static_cast<size_t>(blockIdx.x) * blockDim.x + threadIdx.x) / (kWays == 2 ? 32 : 1);
+    if (t < tiles) tileSplit<kWays>(t, keys, n, width, nv, partitions + kWays * t);
 }
 
 // A block a merge tile of nv outputs: its spans, merged in one round (two-way) or two (four-way: A with B and C with D,
@@ -644,14 +644,7 @@ template <class T, int kWays, bool kPairs> __global__ void __launch_bounds__(T::
     uint32_t* const keys[2] = {reinterpret_cast<uint32_t*>(smem), reinterpret_cast<uint32_t*>(smem) + T::nvSlots};
     uint32_t* const vals[2] = {keys[1] + T::nvSlots, keys[1] + 2 * T::nvSlots};  // pairs only
     const int tid = threadIdx.x;
-    // Two-way: warps 0 and 1 search this tile's split and the next one's (a search of a few rounds: no partition
-    // launch a pass); four-way: the partition kernel's.
-    __shared__ size_t found[2 * kWays];
-    if constexpr (kWays == 2) {
-        if (tid < 64 && (blockIdx.x + tid / 32) * size_t{T::nv} < n) tileSplit<2>(blockIdx.x + tid / 32, keysIn, n, width, T::nv, found + tid / 32 * 2);
-        __syncthreads();
-    }
-    const TileSpans<kWays> s = tileSpansOf<kWays>(blockIdx.x, T::nv, n, width, kWays == 2 ? found : partitions + kWays * blockIdx.x);
+    const TileSpans<kWays> s = tileSpansOf<kWays>(blockIdx.x, T::nv, n, width, partitions + kWays * blockIdx.x);
     loadSpans<T::nt, kWays, kPairs>(tid, s, keysIn, valsIn, keys[0], vals[0]);
     waitForCopies();
     __syncthreads();
@@ -725,14 +718,13 @@ template <class T, bool kPairs> std::vector<TimedStep> planSort(const PassBuffer
         const uint32_t *in = keysAt(pass - 1), *vin = valsAt(pass - 1);
         uint32_t *out = keysAt(pass), *vout = valsAt(pass);
         size_t* parts = buf.partitions;
-        const unsigned partitionBlocks = gridFor(tiles, kPartitionThreads, "partitionKernel");
+        const unsigned partitionBlocks = gridFor(tiles * (four ? 1 : 32), kPartitionThreads, "partitionKernel");
+        const auto partition = four ? partitionKernel<4> : partitionKernel<2>;
         const auto kernel = four ? mergePassKernel<T, 4, kPairs> : mergePassKernel<T, 2, kPairs>;
         grant(kernel, T::mergeBytes(kPairs));
         plan.push_back({four ? "merge x4" : "merge x2", std::to_string(width), [=] {
-                            if (four) {
-                                partitionKernel<<<partitionBlocks, kPartitionThreads>>>(in, parts, n, width, T::nv, tiles);
-                                CUDA_CHECK_LAUNCH("partitionKernel");
-                            }
+                            partition<<<partitionBlocks, kPartitionThreads>>>(in, parts, n, width, T::nv, tiles);
+                            CUDA_CHECK_LAUNCH("partitionKernel");
                             kernel<<<mergeBlocks, T::nt, T::mergeBytes(kPairs)>>>(in, vin, out, vout, parts, n, width, map, toKey);
                             CUDA_CHECK_LAUNCH("mergePassKernel");
                         }});

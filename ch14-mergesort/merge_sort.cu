@@ -773,7 +773,8 @@ void addRows(std::vector<Row<Key>>& rows, Sorting<Key>& s, const Run& run, Shape
 template <class... T> std::pair<std::string, std::string> chosenRow(size_t n, bool pairs, const DeviceInfo& device, Shapes<T...>) {
     std::string name;
     ((name = T::bytes(pairs) <= device.sharedPerBlockOptin ? (n >> 25 ? rowName<T, 4>() : rowName<T, 2>()) : name), ...);
-    return {name, n >> 25 ? "four-way from 2^25 keys: half the passes over memory" : "two-way below 2^25 keys: no partition launch a pass"};
+    return {name, n >> 25 ? "four-way from 2^25 keys: half the passes over memory (2^26: 2.50 ms, two-way 3.13; H200)"
+                          : "two-way below 2^25 keys: a shallow partition, four-way's is deep (2^24: 0.747 ms, four-way 0.783; H200)"};
 }
 
 // The course's sort as a row: out = in, one launch per width between out and the scratch, and a copy back when the last

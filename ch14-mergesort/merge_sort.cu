@@ -8,7 +8,7 @@
 // at once, tile by tile, each tile found by a merge-path partition. Every
 // pass reads and writes every key once, so fewer passes is the lever.
 //
-// Build (one file, 39 s on 2 cores, 2026-12-04):
+// Build (one file, 46-49 s on 2 cores, 2026-12-05):
 //   nvcc -std=c++17 -O3 -arch=sm_75 -o merge_sort merge_sort.cu
 //   (your card's -arch, e.g. sm_90 on an H100/H200; tile shapes are chosen at run time)
 // Run:

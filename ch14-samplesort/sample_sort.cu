@@ -1,48 +1,42 @@
 // Chapter 14.3: sample sort. Splitters cut the key range into buckets; one
-// pass (histogram, scan, rank, scatter) sends every key to its bucket; every
-// bucket is then sorted on its own, with no merge. Part A launches the seed's
-// pipeline on its 8 keys and shows its trap (bad splitters: one huge bucket).
-// Part B sorts arrays that fill a GPU: splitters from an oversampled random
-// sample, a branch-free search tree, equality buckets for duplicates, a second
-// level for big buckets, one-block radix sorts for small ones. It is stable.
+// pass (histogram, scan, rank, scatter) sends every key to its bucket, and
+// every bucket is then sorted on its own, with no merge. Part A launches the
+// course's pipeline on its 8 keys and shows its trap (bad splitters: one huge
+// bucket). Part B sorts arrays that fill a GPU, stably: splitters from an
+// oversampled random sample, a branch-free search tree, equality buckets for
+// duplicates, further levels for big buckets, one-block radix sorts for the rest.
 //
 // Build (one file):  nvcc -std=c++17 -O3 -arch=sm_75 -o sample_sort sample_sort.cu
-//                    (use your card's -arch, e.g. sm_90 on an H100/H200)
+//                    (your card's -arch, e.g. sm_90 on an H100/H200)
 // Run:
-//   ./sample_sort                  device report, Part A, checks, the 2^28-key table (uniform uint32), the size sweep
+//   ./sample_sort                  Part A, checks, the 2^28-key table (uniform uint32), the size sweep
 //   ./sample_sort --dist all       a table per distribution, then the summary
 //   ./sample_sort --quick          2^22 keys, for a short Colab cell on a T4
 //   ./sample_sort --verify         every kernel on the adversarial set, every distribution
 //   ./sample_sort --selftest       host tests of the building blocks (no GPU)
 //   ./sample_sort --key float --pairs --descending --input zipf --n 2^24
-// Reading map, by section: "Part A" (bucketOf, the seed's kernels, the trap);
-// "Part B": "tuning" (Tuning, the bucket-sort tiers, the scatter's shared
-// memory, the packed fields, the plan), "pieces" (tree, splitters, bucket
-// ranges, peer rank), "block-level helpers" (warp ranks, block scans,
-// counting a tile), "kernels" (splitters, histogram, scan, the scatter and
-// its steps, the classify kernel and its steps, the bucket sort and its
-// steps, copy), "launchers" (scratch, the level loop); "the variant table";
-// "selftest"; "the lesson"; "main". sample_sort_gpus.cu includes this file
-// (SAMPLE_SORT_NO_MAIN) and runs Part B as it is on every GPU's share of the keys.
-// Change: --n, --key, --pairs, --descending, --input/--dist, --only, --sizes; the
-// Tuning struct (buckets per level, oversampling, tile). Exercise (README.md):
-// build with -DEXERCISE_UNSTABLE_RANK: the stable ranks turn unstable, which
-// provenance shows, and on uniform keys the radix passes too.
+// Reading map: "Part A" (bucketOf, the seed's kernels, the trap); "Part B": "tuning" (Tuning, the
+// bucket-sort tiers, the packed fields, the plan), "pieces" (tree, splitters, bucket ranges, peer rank),
+// "block-level helpers" (striped loads, warp ranks, block scans, counting a tile), "kernels" (splitters,
+// histogram, scan, scatter, classify, bucket sort, copy), "launchers" (scratch, the level loop); "the
+// variant table"; "selftest"; "the lesson"; "main". sample_sort_gpus.cu includes this file (with
+// SAMPLE_SORT_NO_MAIN) and runs Part B as it is on every GPU's share of the keys.
+// Change: --n, --key, --pairs, --descending, --input/--dist, --only, --sizes; Tuning (buckets a level,
+// oversampling, tile). Exercise (README.md): -DEXERCISE_UNSTABLE_RANK makes the stable ranks unstable,
+// which provenance shows.
 
 #include "../common/selftest.hpp"
 #include "../common/sort_options.hpp"  // and with it the inputs, the sort buffers, the variant table
 
 #include <cmath>
+#include <numeric>
 #include <tuple>
 #include <utility>
 
 // ======================================================= Part A: the seed
-// The tie rule, kept by every piece in both parts: a key equal to a splitter
-// goes to the bucket that splitter opens (bucketOf counts the splitters <= key),
-// and keys of one bucket keep their input order (a key's rank is the count of
-// earlier keys in its bucket), so the scatter is stable. (Part B keeps that
-// order when values travel; keys alone it scatters in any order, which no
-// output can show.)
+// The tie rule, kept by every piece in both parts: a key equal to a splitter goes to the bucket that
+// splitter opens (bucketOf counts the splitters <= key), and keys of one bucket keep their input order (a
+// key's rank counts the earlier keys of its bucket), so the scatter is stable.
 
 // The seed's bucket search: splitters ascending; bucket b holds [s[b-1], s[b]).
 __host__ __device__ inline int bucketOf(uint32_t value, const uint32_t* splitters, int numSplitters) {
@@ -147,8 +141,7 @@ SeedRun seedPipeline(const std::vector<uint32_t>& a, const std::vector<uint32_t>
     CUDA_CHECK_LAUNCH("seedBucketKernel");
     seedHistogramKernel<<<blocks, 256>>>(dBucket.get(), n, dCount.get());
     CUDA_CHECK_LAUNCH("seedHistogramKernel");
-    get(dBucket, r.bucket, n);
-    get(dCount, r.count, base);
+    get(dBucket, r.bucket, n), get(dCount, r.count, base);
     if (!withSort) return r;
     seedScanKernel<<<1, base, 2 * base * sizeof(unsigned)>>>(dCount.get(), dOffset.get(), base);
     CUDA_CHECK_LAUNCH("seedScanKernel");
@@ -156,9 +149,7 @@ SeedRun seedPipeline(const std::vector<uint32_t>& a, const std::vector<uint32_t>
     CUDA_CHECK_LAUNCH("seedRankKernel");
     seedScatterKernel<<<blocks, 256>>>(dA.get(), n, dBucket.get(), dOffset.get(), dRank.get(), dOut.get());
     CUDA_CHECK_LAUNCH("seedScatterKernel");
-    get(dRank, r.rank, n);
-    get(dOffset, r.offset, base);
-    get(dOut, r.scattered, n);
+    get(dRank, r.rank, n), get(dOffset, r.offset, base), get(dOut, r.scattered, n);
     seedBucketSortKernel<<<1, base>>>(dOut.get(), dOffset.get(), dCount.get(), base);
     CUDA_CHECK_LAUNCH("seedBucketSortKernel");
     get(dOut, r.sorted, n);
@@ -166,8 +157,7 @@ SeedRun seedPipeline(const std::vector<uint32_t>& a, const std::vector<uint32_t>
 }
 
 // Largest bucket over the mean: 1 is perfect balance, `buckets` is one bucket holding all.
-template <class T>
-double imbalance(const std::vector<T>& counts) {
+double imbalance(const std::vector<unsigned>& counts) {
     double total = 0, largest = 0;
     for (const auto& c : counts) total += c, largest = std::max<double>(largest, c);
     return total > 0 ? largest / (total / counts.size()) : 0;
@@ -214,10 +204,10 @@ bool runPartA() {
 }
 
 // ===================================================== Part B: production
-// Part B sorts 32-bit ordered keys (common's RankMap: uint32, int32 and float
-// mapped to unsigned words in the same order, flipped for --descending, at
-// run time, so each kernel is compiled once) and turns them back into keys
-// on the last write.
+// Part B sorts 32-bit ordered keys (common's RankMap maps uint32, int32 and float to unsigned words in the
+// same order, flipped for --descending, at run time, so each kernel is compiled once) and maps them back
+// on the last write. It keeps the tie rule's order where values travel; keys alone it may move in any
+// order within a bucket, which no output can show.
 // --------------------------------------------------------------------- tuning
 
 struct Tuning {
@@ -239,23 +229,19 @@ struct Tuning {
     static constexpr uint32_t copyPiece = 1u << 16;            // keys per block of an equality bucket's copy
 };
 
-// A one-block bucket sort: kNt threads, kVt keys each, sorted in shared
-// memory by digits, least significant first: up to stableBits a pass, stable; keys
-// alone take their lowest digit, up to kWideDigit bits, in one pass in any
-// order first (bucketSortKernel says why).
+// A one-block bucket sort: kNt threads, kVt keys each, sorted in shared memory by digits, least significant
+// first: up to stableBits a pass, stable; keys alone first take their lowest digit, up to kWideDigit bits,
+// in one pass in any order (bucketSortKernel says why). 9 bits with values: at 2^28 keys half the last
+// level's buckets span 17 bits, 8 + 9 (two passes, where 8 + 8 + 1 was three).
 constexpr unsigned kWideDigit = 10;
-// The widest stable pass: 8 bits, 9 with values. Key-value buckets take no
-// any-order pass, and at 2^28 keys half the last level's buckets span 17
-// bits: 8 + 9 is two passes, 8 + 8 + 1 was three.
 __host__ __device__ constexpr int stableBits(bool pairs) { return pairs ? 9 : 8; }
 template <int kNt, int kVt, int kKeyBlocks>
 struct LocalTier {
     static constexpr int nt = kNt, vt = kVt, nv = kNt * kVt, warps = kNt / 32;
-    // Blocks an SM keeps of the keys-alone sort (0: no bound): the register
-    // cap, without which the any-order pass takes the 256- and 512-thread
-    // tiers from 64 registers to 76-79 (sm_90), one block fewer an SM.
+    // Blocks an SM keeps of the keys-alone sort (0: no bound): without the register cap, the any-order pass
+    // takes the 256- and 512-thread tiers to 76-79 registers (sm_90), one block fewer an SM.
     static constexpr int keyBlocks = kKeyBlocks;
-    // counters: a row of 2^stableBits per warp (stable passes), or one row of 2^kWideDigit + 1 for the block
+    // counters: a row of 2^stableBits a warp (stable passes), or one row of 2^kWideDigit + 1 for the block
     __host__ __device__ static constexpr int countWords(bool pairs) {
         const int rows = warps << stableBits(pairs), wideRow = (1 << kWideDigit) + 32;
         return rows > wideRow ? rows : wideRow;
@@ -265,12 +251,11 @@ struct LocalTier {
         return size_t{nv} * (pairs ? 8 : 4) + sizeof(unsigned) * counters;
     }
 };
-// The tiers, smallest first: the one table that classifyKernel's choice, the task lists' sizes, the
+// The tiers, smallest first: the one table that the classify kernel's choice, the task lists' sizes, the
 // launches and the largest tier a card holds all read.
 using Tiers = std::tuple<LocalTier<128, 8, 0>,   // up to 1024 keys
                          LocalTier<256, 16, 4>,  // up to 4096
-                         LocalTier<384, 16, 2>,  // up to 6144: at 2^28 keys over 43 % of the last level's buckets
-                                                 // pass 4096, about 4 in 5 of those stop here
+                         LocalTier<384, 16, 2>,  // up to 6144: 4 in 5 of the 2^28 sort's last buckets past 4096
                          LocalTier<512, 16, 2>,  // up to 8192: a T4 block holds it for keys alone
                          LocalTier<512, 32, 0>>; // up to 16384: more shared memory than a T4 block may have
 constexpr int kTierCount = static_cast<int>(std::tuple_size<Tiers>::value);
@@ -284,12 +269,10 @@ template <int kT = 0> __host__ __device__ constexpr int tierOf(size_t len) {
 template <class F, int... kT> void forEachTier(F f, std::integer_sequence<int, kT...>) { (f(std::integral_constant<int, kT>{}), ...); }
 template <class F> void forEachTier(F f) { forEachTier(f, std::make_integer_sequence<int, kTierCount>{}); }
 
-// A scatter chunk and its shared memory. A chunk is 4096 keys: at 256
-// buckets, runs of about 16 keys a bucket to write, 64 bytes (at 2048 keys,
-// 32-byte runs touched two sectors each, both partly: Nsight Compute,
-// 2026-12-03). Keys alone on 512 threads x 8; with values on 256 x 16, since
-// a stable rank needs a row of counters a warp. The values go out after the
-// keys, staged in the same array, so that a T4 block (64 KiB) holds it.
+// A scatter chunk and its shared memory. 4096 keys a chunk: at 256 buckets, runs of about 16 keys (64
+// bytes) a bucket to write (2048-key chunks wrote 32-byte runs, two sectors each, both partly). Keys alone
+// on 512 threads x 8; with values on 256 x 16, as a stable rank needs a row of counters a warp. The values
+// go out after the keys, staged in the same array, so that a T4 block (64 KiB) holds it.
 template <bool kPairs>
 struct ScatterShared {
     static constexpr int nt = Tuning::scatterNt(kPairs), vt = Tuning::scatterVt(kPairs), nv = nt * vt, warps = nt / 32;
@@ -317,8 +300,8 @@ struct Segment { size_t start, len, firstTile; uint32_t lo, hi; };
 // A bucket for one block: sort [start, start + len) (keys - lo have `bits` bits), or copy it.
 struct Task { size_t start; uint32_t len, lo, bits, unused; };
 constexpr int kCopyList = kTierCount, kLists = kTierCount + 1;  // task lists: a tier's each, then copies
-// What a level's classify kernel hands the host: the next level's size, the
-// task lists' lengths, and the balance figures.
+// What a level's classify kernel hands the host: the next level's size, the task lists' lengths, and the
+// balance figures.
 struct Plan {
     // The next level's segments in the low kSegmentBits, its tiles above: one atomic hands out both.
     static constexpr int kSegmentBits = 24;
@@ -335,28 +318,28 @@ static_assert((uint64_t{1} << 33) / (512 + 1) + 1 <= Plan::kSegmentMask,  // mor
 
 // --------------------------------------------------------------------- pieces
 
-// The implicit search tree: node i (1-based, heap order) at depth d holds the
-// sorted splitter (2p + 1) * 2^(levels - d - 1) - 1, p = i - 2^d: the root is
-// the median, its children the quartiles.
+// The implicit search tree: node i (1-based, heap order) at depth d holds the sorted splitter
+// (2p + 1) * 2^(levels - d - 1) - 1, p = i - 2^d: the root is the median, its children the quartiles.
 __host__ __device__ inline int treeNode(unsigned i, int levels) {
     int depth = 0;
     while ((2u << depth) <= i) ++depth;
     const unsigned p = i - (1u << depth);
     return static_cast<int>((2 * p + 1) << (levels - depth - 1)) - 1;
 }
+// Slot i (0 <= i < k) of a segment's tree of 2k words: node i (i > 0), and sorted splitter i at k + i.
+__host__ __device__ inline void layTree(const uint32_t* sorted, int levels, int i, uint32_t* tree) {
+    if (i > 0) tree[i] = sorted[treeNode(i, levels)];
+    if (i < (1 << levels) - 1) tree[(1 << levels) + i] = sorted[i];
+}
 
-// The bucket of a key: walk the tree (each comparison is the next step, no
-// branch) to leaf b = the splitters <= key, as bucketOf counts them; a key
-// equal to splitter b-1 goes to equality bucket 2b-1, the others to 2b. So
-// bucket 2b holds sorted[b-1] < key < sorted[b], and 2b-1 needs no sort.
-// The histogram keeps each key's leaf for the scatter (keys alone), which
-// then needs only bucketOfLeaf.
+// The bucket of a key: walk the tree (each comparison is the next step, no branch) to leaf b = the
+// splitters <= key, as bucketOf counts them; a key equal to splitter b-1 goes to equality bucket 2b-1,
+// the others to 2b. So bucket 2b holds sorted[b-1] < key < sorted[b], and 2b-1 needs no sort. The
+// histogram keeps each key's leaf for the scatter (keys alone), which then needs only bucketOfLeaf.
 __host__ __device__ inline unsigned treeLeaf(const uint32_t* tree, int levels, uint32_t key) {
 #ifdef __CUDA_ARCH__
-    // On the device the tree is in shared memory (every caller's is: the
-    // histogram's, the scatter's, sample_sort_gpus's), and the walk keeps
-    // node i's 32-bit address a = base + 4i: a turn, a = 2a - base + 4 right,
-    // is a compare, a select and one add (five instructions with the index).
+    // On the device the tree is in shared memory (every caller's is), and the walk keeps node i's 32-bit
+    // address a = base + 4i: a turn, a = 2a - base + 4 right, is a compare, a select and one add.
     const uint32_t base = static_cast<uint32_t>(__cvta_generic_to_shared(tree));
     const uint32_t turnLeft = 0u - base, turnRight = 4u - base;
     uint32_t a = base + 4;
@@ -379,9 +362,8 @@ __host__ __device__ inline unsigned treeBucket(const uint32_t* tree, int levels,
     return bucketOfLeaf(tree, levels, treeLeaf(tree, levels, key), key);
 }
 
-// Splitter j (0 <= j < k-1) of a segment: from the sorted sample, evenly
-// spaced; or, past the sampled levels, evenly spaced over [lo, hi], which
-// shrinks every bucket's range k-fold per level whatever the data.
+// Splitter j (0 <= j < k-1) of a segment: from the sorted sample, evenly spaced; or, past the sampled
+// levels, evenly spaced over [lo, hi], which shrinks every bucket's range k-fold a level whatever the data.
 __host__ __device__ inline uint32_t sampleSplitter(const uint32_t* sortedSample, int sampleSize, int j, int k) {
     return sortedSample[static_cast<size_t>(j + 1) * sampleSize / k];
 }
@@ -390,8 +372,8 @@ __host__ __device__ inline uint32_t rangeSplitter(uint32_t lo, uint32_t hi, int 
     return lo + static_cast<uint32_t>(width * static_cast<uint64_t>(j + 1) / k);
 }
 
-// The keys bucket `id` can hold, given its segment's [lo, hi]; only asked for
-// buckets that hold keys (an empty one may have hi < lo).
+// The keys bucket `id` can hold, given its segment's [lo, hi]; only asked for buckets that hold keys (an
+// empty one may have hi < lo).
 __host__ __device__ inline void bucketRange(unsigned id, const uint32_t* sorted, int k, uint32_t lo, uint32_t hi,
                                             uint32_t& bucketLo, uint32_t& bucketHi) {
     if (id & 1) {
@@ -411,8 +393,8 @@ __host__ __device__ inline unsigned bitWidth(uint32_t x) {
     return bits;
 }
 
-// The rank of this lane among the lanes of its warp holding the same bucket
-// (peers, from matchPeers): the peers on lower lanes come first.
+// The rank of this lane among the lanes of its warp holding the same bucket (peers, from matchPeers): the
+// peers on lower lanes come first.
 __host__ __device__ inline unsigned peerRank(unsigned peers, unsigned lane) {
 #ifdef EXERCISE_UNSTABLE_RANK
     const unsigned before = lane == 31 ? 0 : peers >> (lane + 1);  // the exercise: higher lanes first
@@ -426,9 +408,8 @@ __host__ __device__ inline unsigned peerRank(unsigned peers, unsigned lane) {
 #endif
 }
 
-// Where a keys' histogram row lives: per segment, bucket-major (bucket b of
-// every tile, then b + 1), so one exclusive scan of all rows gives each
-// (tile, bucket) its place: earlier buckets first, then earlier tiles.
+// Where a keys' histogram row lives: per segment, bucket-major (bucket b of every tile, then b + 1), so one
+// exclusive scan of all rows gives each (tile, bucket) its place: earlier buckets first, then earlier tiles.
 __host__ __device__ inline size_t countsIndex(const Segment& s, int slots, unsigned b, size_t tile) {
     return s.firstTile * slots + b * ceilDiv(s.len, Tuning::tileKeys) + tile;
 }
@@ -444,26 +425,14 @@ __host__ __device__ inline unsigned segmentOfTile(const Segment* segs, unsigned 
     return lo - 1;
 }
 
-// out[i] = carry + in[0] + ... + in[i-1]; returns the sum carried on.
-inline uint64_t serialExclusiveScan(const unsigned* in, uint64_t* out, int count, uint64_t carry) {
-    for (int i = 0; i < count; ++i) {
-        out[i] = carry;
-        carry += in[i];
-    }
-    return carry;
-}
-
-// Sample position i of a segment: a hash, so that periodic or sorted input
-// cannot line up with the sample.
+// Sample position i of a segment: a hash, so that periodic or sorted input cannot line up with the sample.
 __host__ __device__ inline size_t samplePosition(const Segment& s, int level, int i) {
     const uint64_t z = (s.start * 0x9E3779B97F4A7C15ull) ^ (static_cast<uint64_t>(level) << 56) ^ static_cast<uint64_t>(i);
     return s.start + mix64(z) % s.len;
 }
 
-// Where a level's keys come from, as ranks: the caller's keys through the
-// sort's RankMap (the first level), or the ranks the level before wrote
-// (the identity map). One type: the kernels are compiled once, not once a
-// key type and direction.
+// Where a level's keys come from, as ranks: the caller's keys through the sort's RankMap (the first
+// level), or the ranks the level before wrote (the identity map). One type: each kernel compiles once.
 struct WordSource {
     const uint32_t* words;
     RankMap map;
@@ -472,9 +441,24 @@ struct WordSource {
 
 // ---------------------------------------------------------- block-level helpers
 
-// The lanes of this warp whose value equals this lane's, for values below
-// 2^kBits: one ballot a bit, kept where the bit agrees (cheaper on the chip
-// than __match_any_sync, which compares all 32 bits).
+// Item j of this lane in a chunk: warps own consecutive stretches, lanes interleave within them, so loads
+// coalesce and the order is the input's.
+template <int kVt>
+__device__ inline unsigned stripedPosition(int j) {
+    return (threadIdx.x >> 5) * 32 * kVt + j * 32 + (threadIdx.x & 31);
+}
+// A chunk of len items, striped: x[j] = load(p) at this lane's positions p below len, pad past it.
+template <int kVt, class T, class Len, class Load>
+__device__ __forceinline__ void loadStriped(Len len, T (&x)[kVt], T pad, Load load) {
+    DEVICE_UNROLL
+    for (int j = 0; j < kVt; ++j) {
+        const unsigned p = stripedPosition<kVt>(j);
+        x[j] = p < len ? load(p) : pad;
+    }
+}
+
+// The lanes of this warp whose value equals this lane's, for values below 2^kBits: one ballot a bit, kept
+// where the bit agrees (cheaper on the chip than __match_any_sync, which compares all 32 bits).
 template <int kBits>
 __device__ inline unsigned matchPeers(unsigned v) {
     unsigned peers = 0xFFFFFFFFu;
@@ -487,10 +471,9 @@ __device__ inline unsigned matchPeers(unsigned v) {
     return peers;
 }
 
-// Ranks kVt items per lane in the warp's order (item j of every lane before
-// item j + 1; lower lanes first) among the warp's earlier keys of the same
-// bucket (every bucket below 2^kBits); counts (this warp's row) ends holding
-// the warp's bucket counts.
+// Ranks kVt items a lane in the warp's order (item j of every lane before item j + 1; lower lanes first)
+// among the warp's earlier items of the same bucket (every bucket below 2^kBits); counts (this warp's row)
+// ends holding the warp's bucket counts.
 template <int kBits, int kVt>
 __device__ inline void warpRank(const unsigned (&bucket)[kVt], unsigned (&rank)[kVt], unsigned* counts) {
     const unsigned lane = threadIdx.x & 31;
@@ -505,12 +488,10 @@ __device__ inline void warpRank(const unsigned (&bucket)[kVt], unsigned (&rank)[
     }
 }
 
-// Distinct ranks in any order, for what needs no stable order: the histogram
-// (which keeps only the counts) and the scatter of keys alone (equal keys
-// are equal bits, and every bucket is sorted or all-equal afterwards). One
-// shared-memory atomic a key into this warp's row; when the whole warp holds
-// one bucket (sorted, all-equal, runs), one lane adds 32, so the atomics
-// never serialize 32-way.
+// Distinct ranks in any order, for what needs no stable order: the histogram (which keeps only the counts)
+// and the scatter of keys alone (equal keys are equal bits, and every bucket is sorted or all-equal
+// afterwards). One shared-memory atomic a key into counts; when the whole warp holds one bucket (sorted,
+// all-equal, runs), one lane adds 32, so the atomics never serialize 32-way.
 template <int kVt>
 __device__ inline void warpRankAnyOrder(const unsigned (&bucket)[kVt], unsigned (&rank)[kVt], unsigned* counts) {
     const unsigned lane = threadIdx.x & 31;
@@ -526,6 +507,7 @@ __device__ inline void warpRankAnyOrder(const unsigned (&bucket)[kVt], unsigned 
     }
 }
 
+// The sum of x over the block's threads below this one; total gets the whole block's.
 template <int kNt, class T>
 __device__ inline T blockExclusiveSum(T x, T* scratch, T& total) {
     const unsigned lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
@@ -546,15 +528,14 @@ __device__ inline T blockExclusiveSum(T x, T* scratch, T& total) {
     return below + inclusive - x;
 }
 
-// starts = the exclusive scan of counts over `slots` entries (the two may be
-// one array), by the whole block: each thread a consecutive stretch.
+// starts = the exclusive scan of counts over `slots` entries (the two may be one array), by the whole block:
+// each thread a consecutive stretch.
 template <int kNt>
 __device__ inline void slotsExclusiveScan(const unsigned* counts, unsigned* starts, int slots, unsigned* scratch) {
     const int per = (slots + kNt - 1) / kNt, first = threadIdx.x * per;
     const int last = first + per < slots ? first + per : slots;
-    unsigned mine = 0;
+    unsigned mine = 0, total;
     for (int b = first; b < last; ++b) mine += counts[b];
-    unsigned total;
     unsigned start = blockExclusiveSum<kNt>(mine, scratch, total);
     for (int b = first; b < last; ++b) {
         const unsigned c = counts[b];
@@ -564,10 +545,9 @@ __device__ inline void slotsExclusiveScan(const unsigned* counts, unsigned* star
     __syncthreads();
 }
 
-// After warpRank in every warp: each warp's count row becomes the count of
-// the same bucket in earlier warps, totals the chunk's count per bucket, and
-// starts where each bucket begins in the chunk sorted by bucket.
-// (Each thread sums the slots it then scans: no barrier between.)
+// After warpRank in every warp: each warp's count row becomes the count of the same bucket in earlier
+// warps, totals the chunk's count a bucket, and starts where each bucket begins in the chunk sorted by
+// bucket. (Each thread sums the slots it then scans: no barrier between.)
 template <int kNt>
 __device__ inline void chunkOffsets(unsigned* warpCounts, int slots, unsigned* totals, unsigned* starts, unsigned* scratch) {
     const int per = (slots + kNt - 1) / kNt, first = threadIdx.x * per;
@@ -583,34 +563,17 @@ __device__ inline void chunkOffsets(unsigned* warpCounts, int slots, unsigned* t
     slotsExclusiveScan<kNt>(totals, starts, slots, scratch);
 }
 
-// Item j of this lane in a chunk: warps own consecutive stretches, lanes
-// interleave within them, so loads coalesce and the order is the input's.
-template <int kVt>
-__device__ inline unsigned stripedPosition(int j) {
-    return (threadIdx.x >> 5) * 32 * kVt + j * 32 + (threadIdx.x & 31);
-}
-
-// A tile's keys [begin, end) counted by bucket into this warp's row:
-// load(i) reads key i, bucketOf(key, i) finds its bucket; lanes past the end
-// count in padSlot. A chunk's loads all go out before its first walk, so
-// they are in flight together. (Loading the next chunk during this one's
-// walk was slower on an H200, 2026-12-03.)
+// A tile's keys [begin, end) counted by bucket into this warp's row: load(i) reads key i, bucketOf(key, i)
+// finds its bucket; lanes past the end count in padSlot. A chunk's loads all go out before its first walk,
+// so they are in flight together (loading the next chunk during this one's walk was slower: NOTES.md).
 template <class Load, class BucketOf>
 __device__ inline void countTile(size_t begin, size_t end, unsigned* warpRow, unsigned padSlot, Load load,
                                  BucketOf bucketOf) {
     constexpr int vt = Tuning::vt, nv = Tuning::nv;
     using Word = decltype(load(begin));
-    auto fetch = [&](size_t chunk, Word (&w)[vt]) {
-        const size_t len = chunk < end ? smaller(end - chunk, nv) : 0;
-        DEVICE_UNROLL
-        for (int j = 0; j < vt; ++j) {
-            const unsigned p = stripedPosition<vt>(j);
-            w[j] = p < len ? load(chunk + p) : Word{};
-        }
-    };
     for (size_t chunk = begin; chunk < end; chunk += nv) {
         Word key[vt];
-        fetch(chunk, key);
+        loadStriped(chunk < end ? smaller(end - chunk, nv) : 0, key, Word{}, [&](unsigned p) { return load(chunk + p); });
         const unsigned len = static_cast<unsigned>(smaller(end - chunk, nv));
         unsigned bucket[vt], rank[vt];  // the ranks go unused: a count needs none
         DEVICE_UNROLL
@@ -624,8 +587,8 @@ __device__ inline void countTile(size_t begin, size_t end, unsigned* warpRow, un
 
 // -------------------------------------------------------------------- kernels
 
-// One block per segment: the splitters (from a sorted random sample, or
-// from the key range) laid out as the implicit tree, then the sorted list.
+// One block per segment: the splitters (from a sorted random sample, or from the key range) laid out as
+// the implicit tree, then the sorted list.
 __global__ void __launch_bounds__(Tuning::sampleNt) splittersKernel(WordSource src, const Segment* segs,
     uint32_t* trees, int levels, int level, bool fromSample) {
     __shared__ uint32_t sample[Tuning::maxSample];
@@ -651,10 +614,7 @@ __global__ void __launch_bounds__(Tuning::sampleNt) splittersKernel(WordSource s
         sorted[j] = fromSample ? sampleSplitter(sample, size, j, k) : rangeSplitter(s.lo, s.hi, j, k);
     __syncthreads();
     uint32_t* tree = trees + static_cast<size_t>(blockIdx.x) * (2 << levels);
-    for (int i = threadIdx.x; i < k; i += Tuning::sampleNt) {
-        if (i > 0) tree[i] = sorted[treeNode(i, levels)];
-        if (i < k - 1) tree[k + i] = sorted[i];
-    }
+    for (int i = threadIdx.x; i < k; i += Tuning::sampleNt) layTree(sorted, levels, i, tree);
 }
 
 // Loads a segment's tree (kNt threads) and finds the tile's stretch of keys.
@@ -697,9 +657,8 @@ __global__ void __launch_bounds__(Tuning::nt) histogramKernel(WordSource src, co
     }
 }
 
-// The exclusive scan of every histogram row, in three launches: the sum of
-// each block's stretch, the scan of those sums (one block), then each
-// stretch. A stretch is read as a chunk is (stripedPosition: each warp 32
+// The exclusive scan of every histogram row, in three launches: the sum of each block's stretch, the scan
+// of those sums (one block), then each stretch. A stretch is read as a chunk is (striped: each warp 32
 // consecutive counts at a time), so every load and store coalesces.
 __global__ void __launch_bounds__(Tuning::scanNt) scanSumsKernel(const unsigned* counts, size_t count, uint64_t* sums) {
     __shared__ unsigned scratch[32];
@@ -727,9 +686,8 @@ __global__ void __launch_bounds__(1024) scanBlockSumsKernel(uint64_t* sums, size
     }
 }
 
-// Each warp's part of the stretch is 32 x scanVt consecutive counts: the
-// warps' totals are scanned across the block (lane 0 of each warp carries
-// its warp's), then each row of 32 by shuffles, carried on row to row.
+// Each warp's part of the stretch is 32 x scanVt consecutive counts: the warps' totals are scanned across
+// the block (lane 0 of each warp carries its warp's), then each row of 32 by shuffles, carried row to row.
 __global__ void __launch_bounds__(Tuning::scanNt) scanStretchKernel(const unsigned* counts, size_t count,
     const uint64_t* sums, uint64_t* offsets) {
     __shared__ unsigned scratch[32];
@@ -766,13 +724,9 @@ __device__ __forceinline__ void loadChunk(const WordSource& src, const uint32_t*
                                           size_t chunk, size_t end, uint32_t (&key)[kVt], uint32_t (&value)[kVt],
                                           unsigned (&leaf)[kVt]) {
     const size_t len = chunk < end ? smaller(end - chunk, size_t{kVt} * ScatterShared<kPairs>::nt) : 0;
-    DEVICE_UNROLL
-    for (int j = 0; j < kVt; ++j) {
-        const unsigned p = stripedPosition<kVt>(j);
-        key[j] = p < len ? src.words[chunk + p] : 0;
-        if (kPairs) value[j] = p < len ? valuesIn[chunk + p] : 0;
-        else leaf[j] = p < len ? leaves[chunk + p] : 0;
-    }
+    loadStriped(len, key, 0u, [&](unsigned p) { return src.words[chunk + p]; });
+    if (kPairs) loadStriped(len, value, 0u, [&](unsigned p) { return valuesIn[chunk + p]; });
+    else loadStriped(len, leaf, 0u, [&](unsigned p) { return unsigned{leaves[chunk + p]}; });
 }
 
 // Each word to its rank (in place) and its bucket: through the tree with values, from its leaf for keys
@@ -829,11 +783,10 @@ __device__ __forceinline__ void stageAndWrite(ScatterShared<kPairs>& sh, const u
 
 // One block per tile: every key (and value) to its bucket's place, chunk by chunk: load, bucket, rank
 // (input order within a bucket when values travel, warpRank; any order for keys alone, warpRankAnyOrder
-// says why), the chunk's places, then stage and write. Keys alone load each chunk one ahead, so the loads
-// are in flight while the chunk before is ranked and written (mapped at the load, the warp waited there:
-// Nsight Compute, 2026-12-03); with values, 16 keys and 16 values a thread leave no registers for that.
-// (The bound keeps two blocks of 512 an SM for keys alone: without it sm_90 takes 82 registers, one block.
-// With values, three of 256.)
+// says why), the chunk's places, then stage and write. Keys alone load each chunk one ahead, so its loads
+// are in flight while the chunk before is ranked and written; with values, 16 keys and 16 values a thread
+// leave no registers for that. The bound keeps two blocks of 512 an SM for keys alone (sm_90 takes 82
+// registers and one block without it), three of 256 with values.
 template <int kLevels, bool kPairs>
 __global__ void __launch_bounds__(ScatterShared<kPairs>::nt, kPairs ? 3 : 2) scatterKernel(WordSource src,
     const uint32_t* valuesIn, const uint8_t* leaves, const Segment* segs, unsigned numSegs, const uint32_t* trees,
@@ -976,19 +929,6 @@ __device__ __forceinline__ LocalShared localShared(unsigned char* bytes) {
     return {keys, keys + Tier::nv, warpCounts, totals, totals + maxSlots, totals + 2 * maxSlots};
 }
 
-// The bucket's keys minus its lo (and values) in registers, striped; positions past the bucket hold all-ones
-// keys, which stay last.
-template <int kVt, bool kPairs>
-__device__ __forceinline__ void loadBucket(const Task& t, const uint32_t* keysIn, const uint32_t* valuesIn,
-                                           uint32_t (&key)[kVt], uint32_t (&value)[kVt]) {
-    DEVICE_UNROLL
-    for (int j = 0; j < kVt; ++j) {
-        const unsigned p = stripedPosition<kVt>(j);
-        key[j] = p < t.len ? keysIn[t.start + p] - t.lo : 0xFFFFFFFFu;
-        if (kPairs) value[j] = p < t.len ? valuesIn[t.start + p] : 0;
-    }
-}
-
 // Each key's digit (key >> shift) & mask (pads: padDigit, where it is not 0), ranked by ranker(digits); rank
 // becomes rank << kDigitBits | digit, so the digits need no registers of their own.
 template <int kVt, class Ranker>
@@ -1060,9 +1000,10 @@ __global__ void __launch_bounds__(Tier::nt, kPairs ? 0 : Tier::keyBlocks) bucket
     extern __shared__ unsigned char localBytes[];
     const LocalShared sh = localShared<Tier, kPairs>(localBytes);
     const Task t = tasks[blockIdx.x];
-    uint32_t key[vt], value[vt];
+    uint32_t key[vt], value[vt];  // the bucket's keys minus its lo, striped; pads all ones, which stay last
     unsigned rank[vt];
-    loadBucket<vt, kPairs>(t, keysIn, valuesIn, key, value);
+    loadStriped(t.len, key, 0xFFFFFFFFu, [&](unsigned p) { return keysIn[t.start + p] - t.lo; });
+    if (kPairs) loadStriped(t.len, value, 0u, [&](unsigned p) { return valuesIn[t.start + p]; });
     const bool busy = (threadIdx.x >> 5) * 32u * vt < t.len;
     unsigned shift = 0;
     if (!kPairs) {  // the stable passes take the rest, 8 bits or fewer the last
@@ -1109,8 +1050,8 @@ __global__ void firstSegmentKernel(Segment* segs, size_t n) { segs[0] = {0, n, 0
 
 // ------------------------------------------------------------------ launchers
 
-// One row of the variant table: buckets per level (2^levels) and the largest
-// bucket one block sorts (the largest tier this card's shared memory holds).
+// One row of the variant table: buckets a level (2^levels) and the largest bucket one block sorts (the
+// largest tier this card's shared memory holds).
 struct SortConfig { int levels; size_t cap; };
 
 // What one sort did, level by level, for the balance report.
@@ -1128,8 +1069,8 @@ struct Balance {
     }
 };
 
-// Scratch sizes for a config: a segment holds more than cap keys, so there
-// are at most n / (cap + 1) per level past the first.
+// Scratch sizes for a config: a segment holds more than cap keys, so there are at most n / (cap + 1) a
+// level past the first.
 struct ScratchSizes {
     size_t segs = 0, tiles = 0, counts = 0, sums = 0, trees = 0;
     size_t lists[kLists] = {};
@@ -1163,9 +1104,8 @@ struct ScratchSizes {
     }
 };
 
-// The largest bucket one block sorts on this card: the largest tier whose
-// shared memory a block may have (a T4 stops at 8192 keys alone, 4096
-// key-value; an H200 takes the largest tier).
+// The largest bucket one block sorts on this card: the largest tier whose shared memory a block may have
+// (a T4 stops at 8192 keys alone, 4096 key-value; an H200 takes the largest tier).
 inline size_t largestTier(const DeviceInfo& device, bool pairs) {
     size_t keys = TierAt<0>::nv;
     forEachTier([&](auto t) {
@@ -1174,8 +1114,8 @@ inline size_t largestTier(const DeviceInfo& device, bool pairs) {
     return keys;
 }
 
-// What one sort reads and writes, as 32-bit words (map: the caller's keys to
-// ordered ranks and back); n keys, with values when valuesIn is set.
+// What one sort reads and writes, as 32-bit words (map: the caller's keys to ordered ranks and back); n
+// keys, with values when valuesIn is set.
 struct SortWords {
     const uint32_t *in, *valuesIn;
     uint32_t *out, *valuesOut;
@@ -1190,9 +1130,8 @@ SortWords sortWordsOf(SortBuffers<Key>& d, size_t n, bool descending) {
             reinterpret_cast<uint32_t*>(d.out.get()), d.vout.get(), n, rankMapOf<Key>(descending ? ~0u : 0u)};
 }
 
-// The sort's scratch, the same for every key type: the levels' keys and
-// values, trees, histogram rows, segments, task lists and plan. Sized once
-// (reserve) for the largest sort it will run; sample_sort_gpus.cu keeps one a rank.
+// The sort's scratch, key-free: the levels' keys and values, trees, histogram rows, segments, task lists
+// and plan. Sized once (reserve) for the largest sort it will run; sample_sort_gpus.cu keeps one a rank.
 struct SortScratch {
     DeviceBuffer<uint32_t> keysA, keysB, valuesA, valuesB, trees, counts;
     DeviceBuffer<uint64_t> offsets, sums;
@@ -1254,9 +1193,8 @@ template <class Tier, bool kPairs>
 void launchBucketSorts(SortScratch& p, const SortWords& io, int list, unsigned count, const uint32_t* keys, const uint32_t* values) {
     if (!count) return;
     const size_t shared = Tier::sharedBytes(kPairs);
-    // The opt-in past 48 KiB belongs to the current device: set at every
-    // launch (a host call), so a process driving several GPUs (as
-    // sample_sort_gpus.cu does, a thread each) has it on each of them.
+    // The opt-in past 48 KiB belongs to the current device: set at every launch (a host call), so a
+    // process driving several GPUs (sample_sort_gpus.cu, a thread each) has it on each of them.
     CUDA_CHECK(cudaFuncSetAttribute(bucketSortKernel<Tier, kPairs>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                     static_cast<int>(shared)));
     bucketSortKernel<Tier, kPairs><<<count, Tier::nt, shared>>>(p.lists.get() + p.listBase[list], keys, values, io.out,
@@ -1264,9 +1202,8 @@ void launchBucketSorts(SortScratch& p, const SortWords& io, int list, unsigned c
     CUDA_CHECK_LAUNCH("bucketSortKernel");
 }
 
-// One level: splitters, histogram, scan, scatter, classify; then the host
-// reads the plan (a few bytes: the one wait per level), sorts this level's
-// small buckets and sizes the next level's grids.
+// One level: splitters, histogram, scan, scatter, classify; then the host reads the plan (a few bytes:
+// the one wait a level), sorts this level's small buckets and sizes the next level's grids.
 template <int kLevels, bool kPairs>
 Plan runLevel(SortScratch& p, const SortWords& io, size_t cap, int level, WordSource src, const uint32_t* valuesIn, unsigned numSegs,
               size_t numTiles) {
@@ -1284,8 +1221,8 @@ Plan runLevel(SortScratch& p, const SortWords& io, size_t cap, int level, WordSo
     constexpr size_t scatterBytes = sizeof(ScatterShared<kPairs>);  // past 48 KiB with values: the opt-in, as for the bucket sorts
     CUDA_CHECK(cudaFuncSetAttribute(scatterKernel<kLevels, kPairs>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                     static_cast<int>(scatterBytes)));
-    scatterKernel<kLevels, kPairs><<<tiles, ScatterShared<kPairs>::nt, scatterBytes>>>(src, valuesIn, p.leaves.get(), segs, numSegs, p.trees.get(), p.offsets.get(),
-                                                          keysOut, valuesOut);
+    scatterKernel<kLevels, kPairs><<<tiles, ScatterShared<kPairs>::nt, scatterBytes>>>(
+        src, valuesIn, p.leaves.get(), segs, numSegs, p.trees.get(), p.offsets.get(), keysOut, valuesOut);
     CUDA_CHECK_LAUNCH("scatterKernel");
     CUDA_CHECK(cudaMemsetAsync(p.plan.get(), 0, sizeof(Plan)));
     classifyKernel<kLevels><<<gridFor(size_t{numSegs} * slots, 256, "classifyKernel"), 256>>>(
@@ -1307,12 +1244,10 @@ Plan runLevel(SortScratch& p, const SortWords& io, size_t cap, int level, WordSo
     return plan;
 }
 
-// The level loop: the first level reads the caller's keys, later ones the
-// ordered keys the level before wrote; it ends when no bucket is too big. A
-// later level whose segments hold at most 2^kNarrowLevels x cap keys takes
-// 2^kNarrowLevels buckets a segment, not 2^c.levels: a few buckets then fit a
-// block, where 256 would hold tens of keys each, and their one-block sorts
-// and one-key equality copies would cost more than the keys (NOTES.md).
+// The level loop: the first level reads the caller's keys, later ones the ordered keys the level before
+// wrote; it ends when no bucket is too big. A later level whose segments hold at most 2^kNarrowLevels x cap
+// keys takes 2^kNarrowLevels buckets a segment, not 2^c.levels: a few buckets then fit a block, where 256
+// would hold tens of keys each, whose one-block sorts and one-key copies would cost more than the keys.
 constexpr int kNarrowLevels = 4;
 template <bool kPairs>
 void sampleSortAs(SortScratch& p, const SortWords& io, const SortConfig& c) {
@@ -1355,8 +1290,7 @@ void sampleSort(Problem<Key>& p, const SortConfig& c) { sampleSort(p.scratch, so
 template <class Key>
 using Row = Variant<Problem<Key>>;
 
-// The rows' configurations, in one list: variants() makes the rows of it,
-// scratchFor() sizes their scratch.
+// The rows' configurations, in one list: variants() makes the rows of it, scratchFor() sizes their scratch.
 inline std::vector<std::pair<std::string, SortConfig>> sortConfigs(const DeviceInfo& device, bool pairs) {
     return {{"sampleSort 256-way", {8, largestTier(device, pairs)}}, {"sampleSort 16-way", {4, 512}}};
 }
@@ -1385,49 +1319,37 @@ inline ScratchSizes scratchFor(size_t n, const Run& run, bool pairs) {
 
 // ================================================================= selftest
 
-// Every bucket search against the plain count of splitters <= key (the
-// seed's bucketOf and std::upper_bound), equality buckets included.
+// Every bucket search against the plain count of splitters <= key (the seed's bucketOf and
+// std::upper_bound), equality buckets included; and the bucket's range holds the key.
 bool treeMatchesSearch(const std::vector<uint32_t>& sorted, int levels, const std::vector<uint32_t>& probes) {
     const int k = 1 << levels;
     std::vector<uint32_t> tree(2 * k);
-    for (int i = 1; i < k; ++i) tree[i] = sorted[treeNode(i, levels)];
-    for (int j = 0; j < k - 1; ++j) tree[k + j] = sorted[j];
+    for (int i = 0; i < k; ++i) layTree(sorted.data(), levels, i, tree.data());
     for (uint32_t key : probes) {
         const unsigned b = static_cast<unsigned>(std::upper_bound(sorted.begin(), sorted.end(), key) - sorted.begin());
-        const unsigned want = 2 * b - (b > 0 && sorted[b - 1] == key);
-        const unsigned got = treeBucket(tree.data(), levels, key);
-        if (got != want || static_cast<unsigned>(bucketOf(key, sorted.data(), k - 1)) != b) {
-            std::printf("treeBucket(key %u, %d splitters) = %u, expected %u\n", key, k - 1, got, want);
-            return false;
-        }
-        uint32_t lo, hi;  // the bucket's range holds the key
+        const unsigned want = 2 * b - (b > 0 && sorted[b - 1] == key), got = treeBucket(tree.data(), levels, key);
+        uint32_t lo, hi;
         bucketRange(got, sorted.data(), k, 0, 0xFFFFFFFFu, lo, hi);
-        if (key < lo || key > hi) {
-            std::printf("bucketRange(%u) = [%u, %u] misses key %u\n", got, lo, hi, key);
+        if (got != want || static_cast<unsigned>(bucketOf(key, sorted.data(), k - 1)) != b || key < lo || key > hi) {
+            std::printf("key %u, %d splitters: treeBucket %u (expected %u), its range [%u, %u]\n", key, k - 1, got, want, lo, hi);
             return false;
         }
     }
     return true;
 }
 
-// The seed's pipeline on the host, through the same bodies its kernels run
-// (bucketOf, scanStep, rankInBucket, insertionSort), against std::stable_sort.
+// The seed's pipeline on the host, through the same bodies its kernels run (bucketOf, scanStep,
+// rankInBucket, insertionSort), thread by thread, against std::stable_sort.
 bool seedPiecesSort(const std::vector<uint32_t>& a, const std::vector<uint32_t>& splitters, SeedRun* out = nullptr) {
     const size_t n = a.size();
     const int base = static_cast<int>(splitters.size()) + 1;
-    SeedRun r;
-    r.bucket.resize(n);
-    r.count.assign(base, 0);
+    SeedRun r{std::vector<int>(n), std::vector<unsigned>(n), std::vector<unsigned>(base), std::vector<unsigned>(base),
+              std::vector<uint32_t>(n, 0xFFFFFFFFu), {}};
     for (size_t i = 0; i < n; ++i) r.bucket[i] = bucketOf(a[i], splitters.data(), base - 1), ++r.count[r.bucket[i]];
     std::vector<unsigned> src = r.count, dst(base);
-    for (int d = 1; d < base; d *= 2) {
+    for (int d = 1; d < base; d *= 2, src.swap(dst))
         for (int tid = 0; tid < base; ++tid) dst[tid] = scanStep(src.data(), tid, d);
-        src.swap(dst);
-    }
-    r.offset.resize(base);
     for (int b = 0; b < base; ++b) r.offset[b] = src[b] - r.count[b];
-    r.rank.resize(n);
-    r.scattered.assign(n, 0xFFFFFFFFu);
     for (size_t i = 0; i < n; ++i) r.rank[i] = rankInBucket(r.bucket.data(), i);
     for (size_t i = 0; i < n; ++i) r.scattered[r.offset[r.bucket[i]] + r.rank[i]] = a[i];
     r.sorted = r.scattered;
@@ -1438,11 +1360,10 @@ bool seedPiecesSort(const std::vector<uint32_t>& a, const std::vector<uint32_t>&
     return r.sorted == want;
 }
 
-// One distribution level of Part B on the host, through the pieces the
-// kernels call: tree search, histogram rows in countsIndex's layout, the scan
-// (serialExclusiveScan), and the stable place of each key (per warp: its rank
-// from peerRank among equal buckets, after earlier warps and chunks). Checks
-// that every bucket is contiguous, in bucket order, in input order inside.
+// One distribution level of Part B on the host, through the pieces the kernels call: sample positions,
+// splitters, tree search, histogram rows in countsIndex's layout, their scan, and the stable place of each
+// key (per warp: its rank from peerRank among equal buckets, after earlier warps and chunks). Checks that
+// every bucket is contiguous, in bucket order, in input order inside.
 bool levelPiecesDistribute(const std::vector<uint32_t>& keys, int levels) {
     const int k = 1 << levels, slots = 2 << levels;
     std::vector<uint32_t> sample(k * Tuning::oversample), sorted(k - 1), tree(slots);
@@ -1450,21 +1371,17 @@ bool levelPiecesDistribute(const std::vector<uint32_t>& keys, int levels) {
     for (size_t i = 0; i < sample.size(); ++i) sample[i] = keys[samplePosition(s, 0, static_cast<int>(i))];
     std::sort(sample.begin(), sample.end());
     for (int j = 0; j < k - 1; ++j) sorted[j] = sampleSplitter(sample.data(), static_cast<int>(sample.size()), j, k);
-    for (int i = 1; i < k; ++i) tree[i] = sorted[treeNode(i, levels)];
-    for (int j = 0; j < k - 1; ++j) tree[k + j] = sorted[j];
+    for (int i = 0; i < k; ++i) layTree(sorted.data(), levels, i, tree.data());
     const size_t tiles = ceilDiv(keys.size(), Tuning::tileKeys);
     std::vector<unsigned> counts(tiles * slots + 1, 0), bucket(keys.size());
     for (size_t i = 0; i < keys.size(); ++i) {
         bucket[i] = treeBucket(tree.data(), levels, keys[i]);
         ++counts[countsIndex(s, slots, bucket[i], i / Tuning::tileKeys)];
     }
-    std::vector<uint64_t> offsets(counts.size());
-    serialExclusiveScan(counts.data(), offsets.data(), static_cast<int>(counts.size()), 0);
-    // Places in the order the scatter kernel gives them: chunk by chunk, warp
-    // by warp, item by item, lane by lane, using peerRank for ties in a warp.
-    std::vector<size_t> place(keys.size());
-    std::vector<uint64_t> next(slots);
-    for (size_t t = 0; t < tiles; ++t) {
+    std::vector<uint64_t> offsets(counts.size()), next(slots);
+    std::exclusive_scan(counts.begin(), counts.end(), offsets.begin(), uint64_t{0});
+    std::vector<size_t> seen(keys.size(), SIZE_MAX);  // seen[place]: the input there
+    for (size_t t = 0; t < tiles; ++t) {  // chunk by chunk, warp by warp, item by item, lane by lane
         for (int b = 0; b < slots; ++b) next[b] = offsets[countsIndex(s, slots, b, t)];
         const size_t end = std::min(keys.size(), (t + 1) * Tuning::tileKeys);
         for (size_t chunk = t * Tuning::tileKeys; chunk < end; chunk += 32) {
@@ -1472,15 +1389,12 @@ bool levelPiecesDistribute(const std::vector<uint32_t>& keys, int levels) {
             for (unsigned lane = 0; lane < lanes; ++lane) {
                 unsigned peers = 0;
                 for (unsigned other = 0; other < lanes; ++other) peers |= static_cast<unsigned>(bucket[chunk + other] == bucket[chunk + lane]) << other;
-                place[chunk + lane] = next[bucket[chunk + lane]] + peerRank(peers, lane);
+                const size_t place = next[bucket[chunk + lane]] + peerRank(peers, lane);
+                if (place >= keys.size() || seen[place] != SIZE_MAX) return false;
+                seen[place] = chunk + lane;
             }
             for (unsigned lane = 0; lane < lanes; ++lane) ++next[bucket[chunk + lane]];
         }
-    }
-    std::vector<size_t> seen(keys.size(), SIZE_MAX);
-    for (size_t i = 0; i < keys.size(); ++i) {
-        if (place[i] >= keys.size() || seen[place[i]] != SIZE_MAX) return false;
-        seen[place[i]] = i;
     }
     for (size_t p = 1; p < keys.size(); ++p) {
         const unsigned b0 = bucket[seen[p - 1]], b1 = bucket[seen[p]];
@@ -1494,41 +1408,41 @@ bool levelPiecesDistribute(const std::vector<uint32_t>& keys, int levels) {
 }
 
 int runSelftest() {
-    // The seed's example through the seed's bodies: every intermediate line.
+    // The seed's example through the seed's bodies: every intermediate line; then random and adversarial
+    // inputs (ties, splitters equal to keys, empty buckets).
     SeedRun r;
-    expect(seedPiecesSort({19, 3, 42, 7, 55, 12, 38, 25}, {15, 30}, &r), "seed example sorts");
-    expect(spacedKeys(r.bucket) == "1 0 2 0 2 0 2 1" && spacedKeys(r.rank) == "0 0 0 1 1 2 2 1" && spacedKeys(r.count) == "3 2 3" &&
-               spacedKeys(r.offset) == "0 3 5" && spacedKeys(r.scattered) == "3 7 12 19 25 42 55 38",
-           "seed example: buckets, ranks, counts, offsets and scatter are the seed's");
+    expect(seedPiecesSort({19, 3, 42, 7, 55, 12, 38, 25}, {15, 30}, &r) && spacedKeys(r.bucket) == "1 0 2 0 2 0 2 1" &&
+               spacedKeys(r.rank) == "0 0 0 1 1 2 2 1" && spacedKeys(r.count) == "3 2 3" && spacedKeys(r.offset) == "0 3 5" &&
+               spacedKeys(r.scattered) == "3 7 12 19 25 42 55 38",
+           "seed example: buckets, ranks, counts, offsets, scatter and sort are the seed's");
     SplitMix64 rng(2024);
-    for (int trial = 0; trial < 300; ++trial) {  // random and adversarial: ties, splitters equal to keys, empty buckets
+    bool ok = true;
+    for (int trial = 0; trial < 300 && ok; ++trial) {
         std::vector<uint32_t> a(rng.below(70)), splitters(1 + rng.below(6));
         const uint32_t range = trial % 3 == 0 ? 4 : 100;
         for (auto& x : a) x = static_cast<uint32_t>(rng.below(range));
         for (auto& x : splitters) x = static_cast<uint32_t>(rng.below(range + 2));
         std::sort(splitters.begin(), splitters.end());
-        if (!seedPiecesSort(a, splitters)) {
-            expect(false, "seed pieces sort " + formatKeys(a) + " with splitters " + formatKeys(splitters));
-            break;
-        }
+        ok = seedPiecesSort(a, splitters);
+        if (!ok) std::printf("seed pieces fail on %s with splitters %s\n", formatKeys(a).c_str(), formatKeys(splitters).c_str());
     }
+    expect(ok, "the seed's pieces sort 300 random inputs");
     // Tree nodes: every sorted index once, the root the median.
     for (int levels = 1; levels <= Tuning::maxLevels; ++levels) {
         std::vector<int> hits(1 << levels, 0);
         for (unsigned i = 1; i < (1u << levels); ++i) ++hits[treeNode(i, levels)];
-        bool once = treeNode(1, levels) == (1 << (levels - 1)) - 1;
-        for (int j = 0; j < (1 << levels) - 1; ++j) once = once && hits[j] == 1;
-        expect(once, "treeNode is a permutation of the splitters at depth " + std::to_string(levels));
+        hits.back() = 1;  // the last index is no node
+        expect(treeNode(1, levels) == (1 << (levels - 1)) - 1 && std::count(hits.begin(), hits.end(), 1) == 1 << levels,
+               "treeNode is a permutation of the splitters at depth " + std::to_string(levels));
     }
-    // Bucket search: small splitter sets exhaustively probed, duplicates and
-    // extremes included; then random 255-splitter trees.
-    bool ok = true;
+    // Bucket search: small splitter sets probed exhaustively, duplicates and extremes included; then random
+    // 255-splitter trees.
+    ok = true;
     for (int levels = 1; levels <= 3 && ok; ++levels)
         for (int trial = 0; trial < 200 && ok; ++trial) {
-            std::vector<uint32_t> sorted((1 << levels) - 1);
+            std::vector<uint32_t> sorted((1 << levels) - 1), probes = {0, 0xFFFFFFFFu};
             for (auto& x : sorted) x = static_cast<uint32_t>(rng.below(8));
             std::sort(sorted.begin(), sorted.end());
-            std::vector<uint32_t> probes = {0, 0xFFFFFFFFu};
             for (uint32_t v = 0; v < 10; ++v) probes.push_back(v);
             ok = treeMatchesSearch(sorted, levels, probes);
         }
@@ -1542,8 +1456,7 @@ int runSelftest() {
         ok = treeMatchesSearch(sorted, 8, probes);
     }
     expect(ok, "treeBucket = splitters <= key (equality buckets odd), and bucketRange holds the key");
-    // Range splitters shrink every bucket: strictly inside [lo, hi], each
-    // bucket's range at most ceil(width / k).
+    // Range splitters shrink every bucket: strictly inside [lo, hi], each bucket's range at most ceil(width / k).
     ok = true;
     for (int trial = 0; trial < 2000 && ok; ++trial) {
         const int k = trial % 2 ? 256 : 16;
@@ -1553,21 +1466,18 @@ int runSelftest() {
         if (lo > hi) std::swap(lo, hi);
         std::vector<uint32_t> sorted(k - 1);
         for (int j = 0; j < k - 1; ++j) sorted[j] = rangeSplitter(lo, hi, j, k);
-        const uint64_t width = uint64_t{hi} - lo + 1, most = ceilDiv<uint64_t>(width, k);
+        const uint64_t most = ceilDiv<uint64_t>(uint64_t{hi} - lo + 1, k);
         ok = std::is_sorted(sorted.begin(), sorted.end()) && sorted.front() >= lo && sorted.back() <= hi;
         for (int b = 0; b < k && ok; ++b) {  // bucket 2b: sorted[b-1] < key < sorted[b], inside [lo, hi]
             const int64_t first = b == 0 ? lo : int64_t{sorted[b - 1]} + 1, last = b == k - 1 ? hi : int64_t{sorted[b]} - 1;
-            if (first > last) continue;  // empty
             uint32_t blo, bhi;
             bucketRange(2 * b, sorted.data(), k, lo, hi, blo, bhi);
-            ok = blo == first && bhi == last && uint64_t(last - first + 1) <= most;
+            ok = first > last || (blo == first && bhi == last && uint64_t(last - first + 1) <= most);  // or empty
         }
     }
     expect(ok, "range splitters cut [lo, hi] into buckets of at most ceil(width / k) keys' range");
-    // Warp rank: lower lanes first among equal buckets.
     expect(peerRank(0xFFFFFFFFu, 0) == 0 && peerRank(0xFFFFFFFFu, 31) == 31 && peerRank(0x80000001u, 31) == 1 &&
-               peerRank(0x0000F0F0u, 12) == 4,
-           "peerRank counts the peers on lower lanes");
+               peerRank(0x0000F0F0u, 12) == 4, "peerRank counts the peers on lower lanes");
     // The bucket sort's pass schedule, the loop bucketSortKernel runs (keys alone start after their
     // any-order pass of up to kWideDigit bits, as the kernel computes it): every bit of a bucket's range in
     // exactly one pass, none wider than its counters, 8 bits a pass before the last, and no more passes
@@ -1576,15 +1486,13 @@ int runSelftest() {
     auto schedule = [&](auto pairsTag) {
         constexpr bool pairs = decltype(pairsTag)::value;
         for (unsigned bits = 0; bits <= 32; ++bits) {
-            const unsigned first = pairs ? 0 : std::min(bits, kWideDigit);
+            const unsigned first = pairs ? 0 : std::min(bits, kWideDigit), left = bits - first, widest = stableBits(pairs);
             unsigned covered = first, passes = 0;
             forEachStablePass<pairs>(first, bits, [&](unsigned at, auto passTag) {
                 constexpr int passBits = decltype(passTag)::value;
-                const bool last = unsigned(passBits) >= bits - at;
-                ok = ok && passBits <= stableBits(pairs) && (last || passBits == 8) && covered == at;
+                ok = ok && passBits <= stableBits(pairs) && (unsigned(passBits) >= bits - at || passBits == 8) && covered == at;
                 covered = at + std::min<unsigned>(passBits, bits - at), ++passes;
             });
-            const unsigned left = bits - first, widest = stableBits(pairs);
             ok = ok && covered == bits && passes == (left == 0 ? 0 : left <= widest ? 1 : 1 + ceilDiv(left - widest, 8u));
         }
     };
@@ -1594,14 +1502,12 @@ int runSelftest() {
     ok = true;
     for (size_t n : {size_t{1}, size_t{31}, size_t{33}, size_t{2049}, Tuning::tileKeys - 1, Tuning::tileKeys + 1, size_t{40000}})
         for (SortShape dist : {SortShape::Uniform, SortShape::AllEqual, SortShape::FewDistinct, SortShape::Sorted, SortShape::Zipf, SortShape::Staggered})
-            for (int levels : {4, 8})
-                if (ok) ok = levelPiecesDistribute(makeSortInput<uint32_t>(dist, n, n + levels), levels);
+            for (int levels : {4, 8}) ok = ok && levelPiecesDistribute(makeSortInput<uint32_t>(dist, n, n + levels), levels);
     expect(ok, "one level on the host: buckets contiguous, ascending, input order inside");
-    // Segments: a tile finds the one that holds it.
     std::vector<Segment> segs = {{0, 5, 0, 0, 0}, {5, 40000, 1, 0, 0}, {40005, 3, 4, 0, 0}};
     expect(segmentOfTile(segs.data(), 3, 0) == 0 && segmentOfTile(segs.data(), 3, 1) == 1 &&
                segmentOfTile(segs.data(), 3, 3) == 1 && segmentOfTile(segs.data(), 3, 4) == 2,
-           "segmentOfTile");
+           "segmentOfTile: a tile finds the segment that holds it");
     // (The order and the host reference are common's, tested by common_key_order_test.)
     return selftestVerdict();
 }

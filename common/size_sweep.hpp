@@ -93,8 +93,8 @@ int runSizeSweep(const std::string& title, const std::vector<size_t>& sizes, Byt
     for (size_t n : sizes) {
         size_t freeBytes = 0, totalBytes = 0;
         CUDA_CHECK(cudaMemGetInfo(&freeBytes, &totalBytes));
-        if (bytesFor(n) > freeBytes) {
-            leftOut.push_back("n = " + std::to_string(n) + " needs " + std::to_string(bytesFor(n)) + " bytes of device memory, " +
+        if (const size_t need = bytesFor(n); need > freeBytes) {
+            leftOut.push_back("n = " + std::to_string(n) + " needs " + std::to_string(need) + " bytes of device memory, " +
                               std::to_string(freeBytes) + " are free: left out");
             continue;
         }

@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# The runs whose CSVs the chapter-14 READMEs quote, on the GPU at hand:
+#   scripts/ch14_figures.sh [GROUP...]      GROUP: keys pairs dist t4 (default: all four)
+#   keys   each sort's default run: the 2^28-key table (uniform uint32) and the size sweep
+#   pairs  the same with values (--pairs)
+#   dist   a table per distribution (--dist all), keys
+#   t4     the sm_75 one-file builds (a T4's), run here through PTX: the default run, the T4 path's sweep
+# Each sort is built from its one file with the nvcc line of its header (-arch for this card, and sm_75
+# for t4), builds side by side; each run median of 9 (REPEATS to change), CSV and log in OUT_DIR (default
+# build-gpu/figures), named SORT-GROUP.csv. A table of runs, exit codes and seconds is printed last; the
+# exit code is 1 if a build or run failed. About 2 minutes a group a sort on an H200.
+set -uo pipefail
+cd "$(dirname "$0")/.." || exit 2
+groups=("$@")
+[ ${#groups[@]} -eq 0 ] && groups=(keys pairs dist t4)
+for g in "${groups[@]}"; do
+  case "$g" in
+    keys|pairs|dist|t4) ;;
+    *) echo "ch14_figures.sh: unknown group '$g' (allowed: keys pairs dist t4)" >&2; exit 2 ;;
+  esac
+done
+cc=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -n 1 | tr -d ' .')
+if [ -z "$cc" ]; then
+  echo "ch14_figures.sh: no GPU here (nvidia-smi failed); scripts/test.sh runs the host tests" >&2
+  exit 77
+fi
+OUT_DIR="${OUT_DIR:-build-gpu/figures}"
+REPEATS="${REPEATS:-9}"
+mkdir -p "$OUT_DIR"
+sorts=(ch14-mergesort/merge_sort ch14-samplesort/sample_sort)
+
+names=(); results=(); seconds=()
+record() {  # NAME RC START
+  names+=("$1"); seconds+=($((SECONDS - $3)))
+  if [ "$2" -eq 0 ]; then results+=("pass"); else results+=("FAIL (exit $2)"); tail -n 20 "$OUT_DIR/$1.log"; fi
+}
+
+# The builds: native always, sm_75 for t4; all side by side.
+arches=("sm_$cc")
+for g in "${groups[@]}"; do [ "$g" = t4 ] && [ "$cc" != 75 ] && arches+=(sm_75); done
+pids=(); builds=(); start=$SECONDS
+for arch in "${arches[@]}"; do
+  for src in "${sorts[@]}"; do
+    name="build-$(basename "$src")-$arch"
+    nvcc -std=c++17 -O3 -arch="$arch" -o "$OUT_DIR/$(basename "$src")-$arch" "$src.cu" >"$OUT_DIR/$name.log" 2>&1 &
+    pids+=($!); builds+=("$name")
+  done
+done
+for i in "${!pids[@]}"; do wait "${pids[$i]}"; record "${builds[$i]}" $? "$start"; done
+
+# run NAME BINARY ARGS...: one run, its CSV OUT_DIR/NAME.csv
+run() {
+  local name="$1" binary="$OUT_DIR/$2"; shift 2
+  local start=$SECONDS
+  [ -x "$binary" ] || { echo "no $binary (its build failed)" >"$OUT_DIR/$name.log"; record "$name" 1 "$start"; return; }
+  echo "== $name: $binary $* --csv $OUT_DIR/$name.csv --repeats $REPEATS" >"$OUT_DIR/$name.log"
+  "$binary" "$@" --csv "$OUT_DIR/$name.csv" --repeats "$REPEATS" >>"$OUT_DIR/$name.log" 2>&1
+  record "$name" $? "$start"
+}
+for g in "${groups[@]}"; do
+  for src in "${sorts[@]}"; do
+    sort=$(basename "$src")
+    case "$g" in
+      keys)  run "$sort-keys" "$sort-sm_$cc" ;;
+      pairs) run "$sort-pairs" "$sort-sm_$cc" --pairs ;;
+      dist)  run "$sort-dist" "$sort-sm_$cc" --dist all ;;
+      t4)    run "$sort-t4" "$sort-sm_75" ;;
+    esac
+  done
+done
+
+echo
+echo "ch14_figures summary ($(nvidia-smi --query-gpu=name --format=csv,noheader | head -n 1), $(date -u +%Y-%m-%d), in $OUT_DIR)"
+printf '%-34s %-16s %8s\n' run result seconds
+failed=0
+for i in "${!names[@]}"; do
+  printf '%-34s %-16s %8s\n' "${names[$i]}" "${results[$i]}" "${seconds[$i]}"
+  [ "${results[$i]}" = pass ] || failed=1
+done
+exit $failed

@@ -252,7 +252,7 @@ template <class Index, bool kByWarp = false>
 __host__ __device__ inline Index mergePath(const uint32_t* a, Index aCount, const uint32_t* b, Index bCount, Index diag) {
     Index begin = diag > bCount ? diag - bCount : 0, end = diag < aCount ? diag : aCount;
     auto takesA = [&](Index mid) { return !(b[diag - 1 - mid] < a[mid]); };
-    if constexpr (kByWarp) begin = end = warpSearch(begin, end, takesA);
+    if constexpr (kByWarp) return warpSearch(begin, end, takesA);
     while (begin < end) {
         const Index mid = (begin + end) >> 1;  // both non-negative: a shift, no signed-division fix-up
         if (takesA(mid)) begin = mid + 1;

@@ -325,8 +325,10 @@ def tables_to_draw(run, column):
     for rest, members in per_distribution(run):
         tables = [t for t in tables if all(t is not m for _, m in members[1:])]
         for summary in summaries:
-            if not re.search(r"\bn=\d|\b\d{4,}\b", summary.title):  # no n in it
-                summary.title += f" ({rest})"
+            if any(t is summary for t in tables) and not re.search(r"\bn=\d|\b\d{4,}\b", summary.title):  # no n in it
+                titled = copy.copy(summary)  # the run's own table keeps its title
+                titled.title = f"{summary.title} ({rest})"
+                tables = [titled if t is summary else t for t in tables]
         header = members[0][1].header
         if not summaries and (column or ("Gkeys/s" if "Gkeys/s" in header else "GB/s")) in header:
             tables.append(summary_of(rest, members, column))

@@ -4,9 +4,10 @@
 #   keys   each sort's default run: the 2^28-key table (uniform uint32) and the size sweep
 #   pairs  the same with values (--pairs)
 #   dist   a table per distribution (--dist all), keys
-#   t4     the sm_75 one-file builds (a T4's), run here through PTX: the default run, the T4 path's sweep
-# Each sort is built from its one file with the nvcc line of its header (-arch for this card, and sm_75
-# for t4), builds side by side; each run median of 9 (REPEATS to change), CSV and log in OUT_DIR (default
+#   t4     the sm_75 one-file builds (a T4's), run here through PTX: --verify, then the default run (the
+#          T4 path's sweep)
+# Each sort is built from its one file with the nvcc line of its header (-arch for this card, sm_75 for
+# t4), builds side by side; each run median of 9 (REPEATS to change), CSV and log in OUT_DIR (default
 # build-gpu/figures), named SORT-GROUP.csv. A table of runs, exit codes and seconds is printed last; the
 # exit code is 1 if a build or run failed. About 2 minutes a group a sort on an H200.
 set -uo pipefail
@@ -35,9 +36,12 @@ record() {  # NAME RC START
   if [ "$2" -eq 0 ]; then results+=("pass"); else results+=("FAIL (exit $2)"); tail -n 20 "$OUT_DIR/$1.log"; fi
 }
 
-# The builds: native always, sm_75 for t4; all side by side.
-arches=("sm_$cc")
-for g in "${groups[@]}"; do [ "$g" = t4 ] && [ "$cc" != 75 ] && arches+=(sm_75); done
+# The builds, side by side: for this card (keys, pairs, dist) and for sm_75 (t4).
+arches=()
+for g in "${groups[@]}"; do
+  if [ "$g" = t4 ]; then arch=sm_75; else arch="sm_$cc"; fi
+  [[ " ${arches[*]} " == *" $arch "* ]] || arches+=("$arch")
+done
 pids=(); builds=(); start=$SECONDS
 for arch in "${arches[@]}"; do
   for src in "${sorts[@]}"; do
@@ -48,13 +52,14 @@ for arch in "${arches[@]}"; do
 done
 for i in "${!pids[@]}"; do wait "${pids[$i]}"; record "${builds[$i]}" $? "$start"; done
 
-# run NAME BINARY ARGS...: one run, its CSV OUT_DIR/NAME.csv
+# run NAME BINARY ARGS...: one run; a timed one (no --verify) writes OUT_DIR/NAME.csv
 run() {
   local name="$1" binary="$OUT_DIR/$2"; shift 2
-  local start=$SECONDS
+  local start=$SECONDS args=("$@")
   [ -x "$binary" ] || { echo "no $binary (its build failed)" >"$OUT_DIR/$name.log"; record "$name" 1 "$start"; return; }
-  echo "== $name: $binary $* --csv $OUT_DIR/$name.csv --repeats $REPEATS" >"$OUT_DIR/$name.log"
-  "$binary" "$@" --csv "$OUT_DIR/$name.csv" --repeats "$REPEATS" >>"$OUT_DIR/$name.log" 2>&1
+  [ "${args[0]:-}" = --verify ] || args+=(--csv "$OUT_DIR/$name.csv" --repeats "$REPEATS")
+  echo "== $name: $binary ${args[*]}" >"$OUT_DIR/$name.log"
+  "$binary" "${args[@]}" >>"$OUT_DIR/$name.log" 2>&1
   record "$name" $? "$start"
 }
 for g in "${groups[@]}"; do
@@ -64,7 +69,8 @@ for g in "${groups[@]}"; do
       keys)  run "$sort-keys" "$sort-sm_$cc" ;;
       pairs) run "$sort-pairs" "$sort-sm_$cc" --pairs ;;
       dist)  run "$sort-dist" "$sort-sm_$cc" --dist all ;;
-      t4)    run "$sort-t4" "$sort-sm_75" ;;
+      t4)    run "$sort-t4-verify" "$sort-sm_75" --verify
+             run "$sort-t4" "$sort-sm_75" ;;
     esac
   done
 done

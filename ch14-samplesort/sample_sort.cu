@@ -16,14 +16,14 @@
 //   ./sample_sort --selftest       host tests of the building blocks (no GPU)
 //   ./sample_sort --key float --pairs --descending --input zipf --n 2^24
 // Reading map: "Part A" (bucketOf, the seed's kernels, the trap); "Part B": "tuning" (Tuning, the
-// bucket-sort tiers, the packed fields, the plan), "pieces" (tree, splitters, bucket ranges, peer rank),
-// "block-level helpers" (striped loads, warp ranks, block scans, counting a tile), "kernels" (splitters,
-// histogram, scan, scatter, classify, bucket sort, copy), "launchers" (scratch, the level loop); "the
-// variant table"; "selftest"; "the lesson"; "main". sample_sort_gpus.cu includes this file (with
+// bucket-sort tiers, the packed fields, the plan), "pieces" (tree, splitters, bucket ranges, peer rank, the
+// histogram's layout, sample positions), "block-level helpers" (striped loads, warp ranks, block scans,
+// counting a tile), "kernels" (splitters, histogram, scan, scatter, classify, bucket sort, copy, each with
+// its steps), "launchers" (configs, balance, scratch, the level loop); "the variant table"; "selftest";
+// "the lesson" (verify, the tables); "main". sample_sort_gpus.cu includes this file (with
 // SAMPLE_SORT_NO_MAIN) and runs Part B as it is on every GPU's share of the keys.
-// Change: --n, --key, --pairs, --descending, --input/--dist, --only, --sizes; Tuning (buckets a level,
-// oversampling, tile). Exercise (README.md): -DEXERCISE_UNSTABLE_RANK makes the stable ranks unstable,
-// which provenance shows.
+// Change: --n, --key, --pairs, --descending, --input/--dist, --only, --sizes; Tuning (oversampling, tile).
+// Exercise (README.md): -DEXERCISE_UNSTABLE_RANK makes the stable ranks unstable, which provenance shows.
 
 #include "../common/selftest.hpp"
 #include "../common/sort_options.hpp"  // and with it the inputs, the sort buffers, the variant table
@@ -34,9 +34,9 @@
 #include <utility>
 
 // ======================================================= Part A: the seed
-// The tie rule, kept by every piece in both parts: a key equal to a splitter goes to the bucket that
-// splitter opens (bucketOf counts the splitters <= key), and keys of one bucket keep their input order (a
-// key's rank counts the earlier keys of its bucket), so the scatter is stable.
+// The tie rule: a key equal to a splitter goes to the bucket that splitter opens (bucketOf counts the
+// splitters <= key), and keys of one bucket keep their input order (a key's rank counts the earlier keys of
+// its bucket), so the scatter is stable. Part B keeps it wherever values travel (keys alone: Part B's intro).
 
 // The seed's bucket search: splitters ascending; bucket b holds [s[b-1], s[b]).
 __host__ __device__ inline int bucketOf(uint32_t value, const uint32_t* splitters, int numSplitters) {
@@ -82,8 +82,8 @@ __global__ void seedHistogramKernel(const int* bucket, size_t n, unsigned* count
     if (i < n) atomicAdd(&count[bucket[i]], 1u);
 }
 
-// One block of exactly `base` threads (the seed returned early for tid >= n,
-// before a barrier; launching exactly n threads keeps every thread at it).
+// One block of exactly `base` threads (the seed's scan returned early for tid >= its n, before a barrier;
+// exactly `base` threads keep every thread at every barrier).
 __global__ void seedScanKernel(const unsigned* count, unsigned* offset, int base) {
     extern __shared__ unsigned scanBuffers[];
     unsigned *src = scanBuffers, *dst = scanBuffers + base;
@@ -156,15 +156,15 @@ SeedRun seedPipeline(const std::vector<uint32_t>& a, const std::vector<uint32_t>
     return r;
 }
 
-// Largest bucket over the mean: 1 is perfect balance, `buckets` is one bucket holding all.
+// Largest bucket over the mean: 1 is perfect balance, counts.size() is one bucket holding all.
 double imbalance(const std::vector<unsigned>& counts) {
     double total = 0, largest = 0;
     for (const auto& c : counts) total += c, largest = std::max<double>(largest, c);
     return total > 0 ? largest / (total / counts.size()) : 0;
 }
 
-// Part A's run: the seed's example, each printed line compared with the
-// seed's; then the trap. Returns false if a line differs.
+// Part A's run: the seed's example, each printed line compared with the seed's; then the trap. Returns
+// false if a line differs or the trap does not show.
 bool runPartA() {
     std::printf("\nPart A: the seed's pipeline as kernels, on its example\n");
     const std::vector<uint32_t> a = {19, 3, 42, 7, 55, 12, 38, 25}, splitters = {15, 30};
@@ -206,8 +206,8 @@ bool runPartA() {
 // ===================================================== Part B: production
 // Part B sorts 32-bit ordered keys (common's RankMap maps uint32, int32 and float to unsigned words in the
 // same order, flipped for --descending, at run time, so each kernel is compiled once) and maps them back
-// on the last write. It keeps the tie rule's order where values travel; keys alone it may move in any
-// order within a bucket, which no output can show.
+// on the last write. It keeps the tie rule's order where values travel; equal keys alone it may move in
+// any order, which no output can show.
 // --------------------------------------------------------------------- tuning
 
 struct Tuning {
@@ -217,17 +217,19 @@ struct Tuning {
     static constexpr int scatterVt(bool pairs) { return pairs ? 16 : 8; }
     static constexpr int scatterNt(bool pairs) { return pairs ? 256 : 512; }
     static constexpr int chunksPerTile = 8;
-    static constexpr size_t tileKeys = size_t{nv} * chunksPerTile;  // keys per histogram row
-    static constexpr int maxLevels = 8;                        // tree depth: k = 2^levels buckets by splitters
+    static constexpr size_t tileKeys = size_t{nv} * chunksPerTile;  // a tile: the keys one histogram or scatter block owns
+    static constexpr int maxLevels = 8;                        // tree depth: k = 2^levels buckets by splitters (a leaf: a byte)
     static constexpr int maxSlots = 2 << maxLevels;            // 2k - 1 buckets (equality ones included) + 1 pad
     static constexpr int oversample = 16;                      // sample keys per bucket
     static constexpr int sampleNt = 1024;
     static constexpr int maxSample = (1 << maxLevels) * oversample;
     static constexpr int sampledLevels = 2;                    // deeper levels split the key range evenly
     static constexpr int scanNt = 256, scanVt = 16, scanNv = scanNt * scanVt;
-    static constexpr int copyNt = 256;
+    static constexpr int sumsNt = 1024, classifyNt = 256, copyNt = 256;
     static constexpr uint32_t copyPiece = 1u << 16;            // keys per block of an equality bucket's copy
 };
+
+static_assert(Tuning::maxLevels <= 8, "a key's tree leaf fits the byte the histogram keeps for the scatter");
 
 // A one-block bucket sort: kNt threads, kVt keys each, sorted in shared memory by digits, least significant
 // first: up to stableBits a pass, stable; keys alone first take their lowest digit, up to kWideDigit bits,
@@ -239,9 +241,10 @@ template <int kNt, int kVt, int kKeyBlocks>
 struct LocalTier {
     static constexpr int nt = kNt, vt = kVt, nv = kNt * kVt, warps = kNt / 32;
     // Blocks an SM keeps of the keys-alone sort (0: no bound): without the register cap, the any-order pass
-    // takes the 256- and 512-thread tiers to 76-79 registers (sm_90), one block fewer an SM.
+    // takes the 256-, 384- and 512-thread tiers to 76-79 registers (sm_90), one block fewer an SM.
     static constexpr int keyBlocks = kKeyBlocks;
-    // counters: a row of 2^stableBits a warp (stable passes), or one row of 2^kWideDigit + 1 for the block
+    // counters: a row of 2^stableBits a warp (stable passes), or one row of 2^kWideDigit + 1 (pads' slot
+    // last) for the block, held a warp's width longer
     __host__ __device__ static constexpr int countWords(bool pairs) {
         const int rows = warps << stableBits(pairs), wideRow = (1 << kWideDigit) + 32;
         return rows > wideRow ? rows : wideRow;
@@ -298,7 +301,7 @@ static_assert((1u << kWideDigit) + 1 <= (1u << kDigitBits) && (1 << stableBits(t
 // A piece of the array one level distributes: its keys lie in [lo, hi].
 struct Segment { size_t start, len, firstTile; uint32_t lo, hi; };
 // A bucket for one block: sort [start, start + len) (keys - lo have `bits` bits), or copy it.
-struct Task { size_t start; uint32_t len, lo, bits, unused; };
+struct Task { size_t start; uint32_t len, lo, bits; };
 constexpr int kCopyList = kTierCount, kLists = kTierCount + 1;  // task lists: a tier's each, then copies
 // What a level's classify kernel hands the host: the next level's size, the task lists' lengths, and the
 // balance figures.
@@ -389,7 +392,7 @@ __host__ __device__ inline size_t smaller(size_t x, size_t y) { return x < y ? x
 
 __host__ __device__ inline unsigned bitWidth(uint32_t x) {
     unsigned bits = 0;
-    while (x >> bits && bits < 32) ++bits;
+    while (bits < 32 && x >> bits) ++bits;
     return bits;
 }
 
@@ -408,8 +411,9 @@ __host__ __device__ inline unsigned peerRank(unsigned peers, unsigned lane) {
 #endif
 }
 
-// Where a keys' histogram row lives: per segment, bucket-major (bucket b of every tile, then b + 1), so one
-// exclusive scan of all rows gives each (tile, bucket) its place: earlier buckets first, then earlier tiles.
+// Where tile `tile`'s count of bucket b lives: per segment, bucket-major (bucket b of every tile, then
+// b + 1), so one exclusive scan of all counts gives each (tile, bucket) its place: earlier buckets first,
+// then earlier tiles.
 __host__ __device__ inline size_t countsIndex(const Segment& s, int slots, unsigned b, size_t tile) {
     return s.firstTile * slots + b * ceilDiv(s.len, Tuning::tileKeys) + tile;
 }
@@ -488,9 +492,9 @@ __device__ inline void warpRank(const unsigned (&bucket)[kVt], unsigned (&rank)[
     }
 }
 
-// Distinct ranks in any order, for what needs no stable order: the histogram (which keeps only the counts)
-// and the scatter of keys alone (equal keys are equal bits, and every bucket is sorted or all-equal
-// afterwards). One shared-memory atomic a key into counts; when the whole warp holds one bucket (sorted,
+// Distinct ranks in any order, for what needs no stable order: the histogram (which keeps only the counts),
+// the scatter of keys alone and the bucket sort's first pass of keys alone (equal keys are equal bits, and
+// every bucket is sorted or all-equal afterwards). One shared-memory atomic a key into counts; when the whole warp holds one bucket (sorted,
 // all-equal, runs), one lane adds 32, so the atomics never serialize 32-way.
 template <int kVt>
 __device__ inline void warpRankAnyOrder(const unsigned (&bucket)[kVt], unsigned (&rank)[kVt], unsigned* counts) {
@@ -563,23 +567,23 @@ __device__ inline void chunkOffsets(unsigned* warpCounts, int slots, unsigned* t
     slotsExclusiveScan<kNt>(totals, starts, slots, scratch);
 }
 
-// A tile's keys [begin, end) counted by bucket into this warp's row: load(i) reads key i, bucketOf(key, i)
+// A tile's keys [begin, end) counted by bucket into this warp's row: load(i) reads key i, bucketAt(key, i)
 // finds its bucket; lanes past the end count in padSlot. A chunk's loads all go out before its first walk,
 // so they are in flight together (loading the next chunk during this one's walk was slower: NOTES.md).
-template <class Load, class BucketOf>
+template <class Load, class BucketAt>
 __device__ inline void countTile(size_t begin, size_t end, unsigned* warpRow, unsigned padSlot, Load load,
-                                 BucketOf bucketOf) {
+                                 BucketAt bucketAt) {
     constexpr int vt = Tuning::vt, nv = Tuning::nv;
     using Word = decltype(load(begin));
     for (size_t chunk = begin; chunk < end; chunk += nv) {
-        Word key[vt];
-        loadStriped(chunk < end ? smaller(end - chunk, nv) : 0, key, Word{}, [&](unsigned p) { return load(chunk + p); });
         const unsigned len = static_cast<unsigned>(smaller(end - chunk, nv));
+        Word key[vt];
+        loadStriped(len, key, Word{}, [&](unsigned p) { return load(chunk + p); });
         unsigned bucket[vt], rank[vt];  // the ranks go unused: a count needs none
         DEVICE_UNROLL
         for (int j = 0; j < vt; ++j) {
             const unsigned p = stripedPosition<vt>(j);
-            bucket[j] = p < len ? bucketOf(key[j], chunk + p) : padSlot;
+            bucket[j] = p < len ? bucketAt(key[j], chunk + p) : padSlot;
         }
         warpRankAnyOrder(bucket, rank, warpRow);
     }
@@ -669,16 +673,16 @@ __global__ void __launch_bounds__(Tuning::scanNt) scanSumsKernel(const unsigned*
         mine += i < count ? counts[i] : 0;
     }
     unsigned total;
-    blockExclusiveSum<Tuning::scanNt>(mine, scratch, total);  // a stretch's sum fits: 4096 counts of keys per tile row
+    blockExclusiveSum<Tuning::scanNt>(mine, scratch, total);  // fits 32 bits: scanNv counts of at most tileKeys each
     if (threadIdx.x == 0) sums[blockIdx.x] = total;
 }
 
-__global__ void __launch_bounds__(1024) scanBlockSumsKernel(uint64_t* sums, size_t count) {
+__global__ void __launch_bounds__(Tuning::sumsNt) scanBlockSumsKernel(uint64_t* sums, size_t count) {
     __shared__ uint64_t scratch[32];
-    const size_t per = ceilDiv<size_t>(count, 1024), first = threadIdx.x * per;
+    const size_t per = ceilDiv<size_t>(count, Tuning::sumsNt), first = threadIdx.x * per;
     uint64_t mine = 0, total;
     for (size_t q = first; q < first + per && q < count; ++q) mine += sums[q];
-    uint64_t running = blockExclusiveSum<1024>(mine, scratch, total);
+    uint64_t running = blockExclusiveSum<Tuning::sumsNt>(mine, scratch, total);
     for (size_t q = first; q < first + per && q < count; ++q) {
         const uint64_t c = sums[q];
         sums[q] = running;
@@ -723,13 +727,13 @@ template <bool kPairs, int kVt>
 __device__ __forceinline__ void loadChunk(const WordSource& src, const uint32_t* valuesIn, const uint8_t* leaves,
                                           size_t chunk, size_t end, uint32_t (&key)[kVt], uint32_t (&value)[kVt],
                                           unsigned (&leaf)[kVt]) {
-    const size_t len = chunk < end ? smaller(end - chunk, size_t{kVt} * ScatterShared<kPairs>::nt) : 0;
+    const size_t len = chunk < end ? smaller(end - chunk, ScatterShared<kPairs>::nv) : 0;
     loadStriped(len, key, 0u, [&](unsigned p) { return src.words[chunk + p]; });
     if (kPairs) loadStriped(len, value, 0u, [&](unsigned p) { return valuesIn[chunk + p]; });
     else loadStriped(len, leaf, 0u, [&](unsigned p) { return unsigned{leaves[chunk + p]}; });
 }
 
-// Each word to its rank (in place) and its bucket: through the tree with values, from its leaf for keys
+// Each word to its ordered key (in place) and its bucket: through the tree with values, from its leaf for keys
 // alone; pads go to the last slot, so they sort last.
 template <int kLevels, bool kPairs, int kVt>
 __device__ __forceinline__ void bucketChunk(const WordSource& src, const uint32_t* tree, unsigned chunkLen,
@@ -792,7 +796,7 @@ __global__ void __launch_bounds__(ScatterShared<kPairs>::nt, kPairs ? 3 : 2) sca
     const uint32_t* valuesIn, const uint8_t* leaves, const Segment* segs, unsigned numSegs, const uint32_t* trees,
     const uint64_t* offsets, uint32_t* keysOut, uint32_t* valuesOut) {
     using Shared = ScatterShared<kPairs>;
-    constexpr int slots = 2 << kLevels, vt = Shared::vt, nv = Shared::nv, per = (slots + Shared::nt - 1) / Shared::nt;
+    constexpr int slots = 2 << kLevels, vt = Shared::vt, nv = Shared::nv, per = ceilDiv(slots, Shared::nt);
     extern __shared__ unsigned char scatterShared[];
     Shared& sh = *reinterpret_cast<Shared*>(scatterShared);
     Segment s;
@@ -835,9 +839,8 @@ __global__ void __launch_bounds__(ScatterShared<kPairs>::nt, kPairs ? 3 : 2) sca
             __syncthreads();  // every key read before the values take its place
             stageAndWrite<kPairs>(sh, mine, rank, value, false, chunkLen, valuesOut);
         }
-        DEVICE_UNROLL
-        for (int j = 0; j < vt; ++j)
-            if (ahead) key[j] = nextKey[j], value[j] = nextValue[j], leaf[j] = nextLeaf[j];
+        if constexpr (ahead)
+            for (int j = 0; j < vt; ++j) key[j] = nextKey[j], leaf[j] = nextLeaf[j];
     }
 }
 
@@ -864,14 +867,14 @@ __device__ __forceinline__ void addToPlan(size_t len, bool equal, bool small, un
 // A small bucket to its tier's task list: one atomic a warp hands out consecutive places.
 __device__ __forceinline__ void listTask(size_t start, size_t len, uint32_t lo, uint32_t hi, int tier, unsigned lane,
                                         Plan* plan, Task* lists, const size_t* listBase, const size_t* listCap) {
-    for (int t = 0; t < kCopyList; ++t) {
+    for (int t = 0; t < kTierCount; ++t) {
         const unsigned mask = __ballot_sync(0xFFFFFFFFu, tier == t);
         if (!mask) continue;
         const unsigned leader = __ffs(mask) - 1;
         const unsigned first = lane == leader ? atomicAdd(&plan->lists[t], static_cast<unsigned>(__popc(mask))) : 0;
         const unsigned at = __shfl_sync(0xFFFFFFFFu, first, leader) + __popc(mask & ((1u << lane) - 1u));
         if (tier != t) continue;
-        if (at < listCap[t]) lists[listBase[t] + at] = {start, static_cast<uint32_t>(len), lo, bitWidth(hi - lo), 0};
+        if (at < listCap[t]) lists[listBase[t] + at] = {start, static_cast<uint32_t>(len), lo, bitWidth(hi - lo)};
         else plan->overflow = 1;
     }
 }
@@ -882,13 +885,13 @@ __device__ __forceinline__ void listCopies(size_t start, size_t len, Plan* plan,
     for (size_t p = 0; p < len; p += Tuning::copyPiece) {
         const unsigned at = atomicAdd(&plan->lists[kCopyList], 1u);
         if (at < listCap[kCopyList])
-            lists[listBase[kCopyList] + at] = {start + p, static_cast<uint32_t>(smaller(len - p, Tuning::copyPiece)), 0, 0, 0};
+            lists[listBase[kCopyList] + at] = {start + p, static_cast<uint32_t>(smaller(len - p, Tuning::copyPiece)), 0, 0};
         else plan->overflow = 1;
     }
 }
 
 // One thread per (segment, bucket): the bucket's place from the scanned rows, then its fate: nothing (empty),
-// a copy (equality bucket or one value), one block's sort (at most cap keys), or a segment of the next level.
+// a copy (its keys take one value, or it holds one key), one block's sort (at most cap keys), or a segment of the next level.
 template <int kLevels>
 __global__ void classifyKernel(const Segment* segs, unsigned numSegs, const uint32_t* trees, const uint64_t* offsets,
     size_t cap, Plan* plan, Segment* next, Task* lists, const size_t* listBase, const size_t* listCap) {
@@ -922,11 +925,11 @@ __global__ void classifyKernel(const Segment* segs, unsigned numSegs, const uint
 struct LocalShared { uint32_t *keys, *values; unsigned *warpCounts, *totals, *starts, *scratch; };
 template <class Tier, bool kPairs>
 __device__ __forceinline__ LocalShared localShared(unsigned char* bytes) {
-    constexpr int maxSlots = 1 << stableBits(kPairs);
+    constexpr int passSlots = 1 << stableBits(kPairs);
     uint32_t* keys = reinterpret_cast<uint32_t*>(bytes);
     unsigned* warpCounts = keys + Tier::nv * (kPairs ? 2 : 1);
     unsigned* totals = warpCounts + Tier::countWords(kPairs);
-    return {keys, keys + Tier::nv, warpCounts, totals, totals + maxSlots, totals + 2 * maxSlots};
+    return {keys, keys + Tier::nv, warpCounts, totals, totals + passSlots, totals + 2 * passSlots};
 }
 
 // Each key's digit (key >> shift) & mask (pads: padDigit, where it is not 0), ranked by ranker(digits); rank
@@ -1050,8 +1053,9 @@ __global__ void firstSegmentKernel(Segment* segs, size_t n) { segs[0] = {0, n, 0
 
 // ------------------------------------------------------------------ launchers
 
-// One row of the variant table: buckets a level (2^levels) and the largest bucket one block sorts (the
-// largest tier this card's shared memory holds).
+// One row of the variant table: buckets a level (2^levels: Tuning::maxLevels or kNarrowLevels, the two
+// depths runLevel is compiled for) and the largest bucket one block sorts (at most the largest tier this
+// card's shared memory holds).
 struct SortConfig { int levels; size_t cap; };
 
 // What one sort did, level by level, for the balance report.
@@ -1099,8 +1103,8 @@ struct ScratchSizes {
         size_t listTotal = 0;
         for (size_t l : lists) listTotal += l;
         const size_t leaves = pairs ? 0 : n;  // a byte a key, keys alone
-        return 2 * n * (pairs ? 8 : 4) + leaves + 2 * segs * sizeof(Segment) + counts * 12 + sums * 8 + trees * 4 +
-               listTotal * sizeof(Task) + 4096;
+        return 2 * n * (pairs ? 8 : 4) + leaves + 2 * segs * sizeof(Segment) + counts * (sizeof(unsigned) + sizeof(uint64_t)) +
+               sums * 8 + trees * 4 + listTotal * sizeof(Task) + 4096;
     }
 };
 
@@ -1130,7 +1134,7 @@ SortWords sortWordsOf(SortBuffers<Key>& d, size_t n, bool descending) {
             reinterpret_cast<uint32_t*>(d.out.get()), d.vout.get(), n, rankMapOf<Key>(descending ? ~0u : 0u)};
 }
 
-// The sort's scratch, key-free: the levels' keys and values, trees, histogram rows, segments, task lists
+// The sort's scratch, typed by no Key: the levels' ordered keys and values, trees, histogram rows, segments, task lists
 // and plan. Sized once (reserve) for the largest sort it will run; sample_sort_gpus.cu keeps one a rank.
 struct SortScratch {
     DeviceBuffer<uint32_t> keysA, keysB, valuesA, valuesB, trees, counts;
@@ -1178,12 +1182,12 @@ struct Problem {
     void reserve(const ScratchSizes& s) { scratch.reserve(d.n, d.pairs, s); }
 };
 
-// The scan of n histogram counts into offsets.
+// The exclusive scan of `count` histogram counts into offsets.
 inline void scanCounts(SortScratch& p, size_t count) {
     const unsigned blocks = gridFor(count, Tuning::scanNv, "scanCounts");
     scanSumsKernel<<<blocks, Tuning::scanNt>>>(p.counts.get(), count, p.sums.get());
     CUDA_CHECK_LAUNCH("scanSumsKernel");
-    scanBlockSumsKernel<<<1, 1024>>>(p.sums.get(), blocks);
+    scanBlockSumsKernel<<<1, Tuning::sumsNt>>>(p.sums.get(), blocks);
     CUDA_CHECK_LAUNCH("scanBlockSumsKernel");
     scanStretchKernel<<<blocks, Tuning::scanNt>>>(p.counts.get(), count, p.sums.get(), p.offsets.get());
     CUDA_CHECK_LAUNCH("scanStretchKernel");
@@ -1225,7 +1229,7 @@ Plan runLevel(SortScratch& p, const SortWords& io, size_t cap, int level, WordSo
         src, valuesIn, p.leaves.get(), segs, numSegs, p.trees.get(), p.offsets.get(), keysOut, valuesOut);
     CUDA_CHECK_LAUNCH("scatterKernel");
     CUDA_CHECK(cudaMemsetAsync(p.plan.get(), 0, sizeof(Plan)));
-    classifyKernel<kLevels><<<gridFor(size_t{numSegs} * slots, 256, "classifyKernel"), 256>>>(
+    classifyKernel<kLevels><<<gridFor(size_t{numSegs} * slots, Tuning::classifyNt, "classifyKernel"), Tuning::classifyNt>>>(
         segs, numSegs, p.trees.get(), p.offsets.get(), cap, p.plan.get(), p.segs[(level + 1) & 1].get(), p.lists.get(),
         p.listMeta.get(), p.listMeta.get() + kLists);
     CUDA_CHECK_LAUNCH("classifyKernel");
@@ -1264,7 +1268,7 @@ void sampleSortAs(SortScratch& p, const SortWords& io, const SortConfig& c) {
             std::fprintf(stderr, "sample_sort: buckets still too big after %d levels\n", level);
             std::exit(kExitCheckFailed);
         }
-        const bool narrow = level > 0 && c.levels > kNarrowLevels && largest <= (size_t{c.cap} << kNarrowLevels);
+        const bool narrow = level > 0 && c.levels > kNarrowLevels && largest <= (c.cap << kNarrowLevels);
         const WordSource src = level == 0 ? WordSource{io.in, io.map} : WordSource{level & 1 ? p.keysA.get() : p.keysB.get(), RankMap{}};
         const uint32_t* valuesIn = level == 0 ? io.valuesIn : level & 1 ? p.valuesA.get() : p.valuesB.get();
         const Plan plan = narrow || c.levels == kNarrowLevels
@@ -1292,7 +1296,7 @@ using Row = Variant<Problem<Key>>;
 
 // The rows' configurations, in one list: variants() makes the rows of it, scratchFor() sizes their scratch.
 inline std::vector<std::pair<std::string, SortConfig>> sortConfigs(const DeviceInfo& device, bool pairs) {
-    return {{"sampleSort 256-way", {8, largestTier(device, pairs)}}, {"sampleSort 16-way", {4, 512}}};
+    return {{"sampleSort 256-way", {Tuning::maxLevels, largestTier(device, pairs)}}, {"sampleSort 16-way", {kNarrowLevels, 512}}};
 }
 template <class Key>
 std::vector<Row<Key>> variants(const DeviceInfo& device, bool pairs) {
@@ -1456,7 +1460,7 @@ int runSelftest() {
         ok = treeMatchesSearch(sorted, 8, probes);
     }
     expect(ok, "treeBucket = splitters <= key (equality buckets odd), and bucketRange holds the key");
-    // Range splitters shrink every bucket: strictly inside [lo, hi], each bucket's range at most ceil(width / k).
+    // Range splitters shrink every bucket: inside [lo, hi], each bucket's range at most ceil(width / k).
     ok = true;
     for (int trial = 0; trial < 2000 && ok; ++trial) {
         const int k = trial % 2 ? 256 : 16;
@@ -1490,7 +1494,7 @@ int runSelftest() {
             unsigned covered = first, passes = 0;
             forEachStablePass<pairs>(first, bits, [&](unsigned at, auto passTag) {
                 constexpr int passBits = decltype(passTag)::value;
-                ok = ok && passBits <= stableBits(pairs) && (unsigned(passBits) >= bits - at || passBits == 8) && covered == at;
+                ok = ok && unsigned(passBits) <= widest && (unsigned(passBits) >= bits - at || passBits == 8) && covered == at;
                 covered = at + std::min<unsigned>(passBits, bits - at), ++passes;
             });
             ok = ok && covered == bits && passes == (left == 0 ? 0 : left <= widest ? 1 : 1 + ceilDiv(left - widest, 8u));
@@ -1518,7 +1522,7 @@ int runSelftest() {
 void printBalance(const std::string& name, const Balance& b) {
     size_t blocks = 0, keysToBlocks = 0, equal = 0;
     for (const auto& l : b.levels) {
-        for (int t = 0; t < kCopyList; ++t) blocks += l.plan.lists[t];
+        for (int t = 0; t < kTierCount; ++t) blocks += l.plan.lists[t];
         keysToBlocks += l.plan.keysToBlocks, equal += l.plan.keysEqual;
     }
     std::printf("balance of %s: %zu level%s, %zu buckets sorted in one block (mean %.0f keys), %zu keys in equality "
@@ -1611,7 +1615,7 @@ int runLessonAs(const SortOptions& o, const Run& run) {
     auto bytesFor = [&](size_t n) { return sortBytesNeeded<Key>(n, o.pairs, scratchFor(n, run, o.pairs).bytes(n, o.pairs) + 2 * n * 4); };
     requireDeviceMemory(bytesFor(o.n), "sample_sort (buffers, scratch and CUB's)");
     std::printf("sample: %d keys per level's segment = %d per bucket (oversampling: bucket sizes then vary by about "
-                "1/sqrt(%d) = %.0f %%)\n", 256 * Tuning::oversample, Tuning::oversample, Tuning::oversample,
+                "1/sqrt(%d) = %.0f %%)\n", Tuning::maxSample, Tuning::oversample, Tuning::oversample,
                 100.0 / std::sqrt(static_cast<double>(Tuning::oversample)));
     std::vector<DistributionPoint> summary;
     for (const SortShape dist : o.all ? sortTableShapes() : std::vector<SortShape>{sortShapeFromName(o.input)}) {

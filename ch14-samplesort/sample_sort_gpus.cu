@@ -296,7 +296,7 @@ struct Cluster {
     int ranks = 0;
     bool pairs = false, nccl = false;
     uint32_t flip = 0;
-    SortConfig config{8, 0};
+    SortConfig config{Tuning::maxLevels, 0};
     std::vector<std::unique_ptr<Part<Key>>> parts;
     ExchangePlan plan;
 
@@ -838,7 +838,7 @@ int runShape(const Options& o, const Run& run, const Ranks& ranks, SortShape sha
         CUDA_CHECK(cudaSetDevice(0));
         const std::vector<Key> slice(input.begin(), input.begin() + n);
         Problem<Key> one(slice, o.pairs, o.descending);
-        const SortConfig config{8, largestTier(run.device, o.pairs)};
+        const SortConfig config{Tuning::maxLevels, largestTier(run.device, o.pairs)};
         one.reserve(ScratchSizes(n, config));
         one.poison();
         sampleSort(one, config);
@@ -1004,7 +1004,7 @@ inline void chooseRanks(Options& o, bool given, size_t keysOnOneRank, bool pairs
     // A rank's keys (+ values) and their bucketed copy, then what it receives
     // (room for 1/8 over the mean) with sample_sort's buffers and scratch.
     const size_t n = keysOnOneRank, m = n + n / 8, perKey = 2 * (sizeof(uint32_t) + (pairs ? 4 : 0));
-    const size_t need = n * perKey + sortBytesNeeded<uint32_t>(m, pairs, ScratchSizes(m, {8, 512}).bytes(m, pairs));
+    const size_t need = n * perKey + sortBytesNeeded<uint32_t>(m, pairs, ScratchSizes(m, {Tuning::maxLevels, 512}).bytes(m, pairs));
     for (int g = 0; g < std::min(o.ranks, gpus); ++g) {
         CUDA_CHECK(cudaSetDevice(g));
         requireDeviceMemory(need > SIZE_MAX / perGpu ? SIZE_MAX : need * perGpu,

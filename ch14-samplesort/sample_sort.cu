@@ -218,18 +218,18 @@ struct Tuning {
     static constexpr int scatterNt(bool pairs) { return pairs ? 256 : 512; }
     static constexpr int chunksPerTile = 8;
     static constexpr size_t tileKeys = size_t{nv} * chunksPerTile;  // a tile: the keys one histogram or scatter block owns
-    static constexpr int maxLevels = 8;                        // tree depth: k = 2^levels buckets by splitters (a leaf: a byte)
-    static constexpr int maxSlots = 2 << maxLevels;            // 2k - 1 buckets (equality ones included) + 1 pad
+    static constexpr int maxDepth = 8;                        // tree depth: k = 2^depth buckets by splitters (a leaf: a byte)
+    static constexpr int maxSlots = 2 << maxDepth;            // 2k - 1 buckets (equality ones included) + 1 pad
     static constexpr int oversample = 16;                      // sample keys per bucket
     static constexpr int sampleNt = 1024;
-    static constexpr int maxSample = (1 << maxLevels) * oversample;
+    static constexpr int maxSample = (1 << maxDepth) * oversample;
     static constexpr int sampledLevels = 2;                    // deeper levels split the key range evenly
     static constexpr int scanNt = 256, scanVt = 16, scanNv = scanNt * scanVt;
     static constexpr int sumsNt = 1024, classifyNt = 256, copyNt = 256;
     static constexpr uint32_t copyPiece = 1u << 16;            // keys per block of an equality bucket's copy
 };
 
-static_assert(Tuning::maxLevels <= 8, "a key's tree leaf fits the byte the histogram keeps for the scatter");
+static_assert(Tuning::maxDepth <= 8, "a key's tree leaf fits the byte the histogram keeps for the scatter");
 
 // A one-block bucket sort: kNt threads, kVt keys each, sorted in shared memory by digits, least significant
 // first: up to stableBits a pass, stable; keys alone first take their lowest digit, up to kWideDigit bits,
@@ -322,47 +322,47 @@ static_assert((uint64_t{1} << 33) / (512 + 1) + 1 <= Plan::kSegmentMask,  // mor
 // --------------------------------------------------------------------- pieces
 
 // The implicit search tree: node i (1-based, heap order) at depth d holds the sorted splitter
-// (2p + 1) * 2^(levels - d - 1) - 1, p = i - 2^d: the root is the median, its children the quartiles.
-__host__ __device__ inline int treeNode(unsigned i, int levels) {
-    int depth = 0;
-    while ((2u << depth) <= i) ++depth;
-    const unsigned p = i - (1u << depth);
-    return static_cast<int>((2 * p + 1) << (levels - depth - 1)) - 1;
+// (2p + 1) * 2^(depth - d - 1) - 1, p = i - 2^d: the root is the median, its children the quartiles.
+__host__ __device__ inline int treeNode(unsigned i, int depth) {
+    int d = 0;
+    while ((2u << d) <= i) ++d;
+    const unsigned p = i - (1u << d);
+    return static_cast<int>((2 * p + 1) << (depth - d - 1)) - 1;
 }
 // Slot i (0 <= i < k) of a segment's tree of 2k words: node i (i > 0), and sorted splitter i at k + i.
-__host__ __device__ inline void layTree(const uint32_t* sorted, int levels, int i, uint32_t* tree) {
-    if (i > 0) tree[i] = sorted[treeNode(i, levels)];
-    if (i < (1 << levels) - 1) tree[(1 << levels) + i] = sorted[i];
+__host__ __device__ inline void layTree(const uint32_t* sorted, int depth, int i, uint32_t* tree) {
+    if (i > 0) tree[i] = sorted[treeNode(i, depth)];
+    if (i < (1 << depth) - 1) tree[(1 << depth) + i] = sorted[i];
 }
 
 // The bucket of a key: walk the tree (each comparison is the next step, no branch) to leaf b = the
 // splitters <= key, as bucketOf counts them; a key equal to splitter b-1 goes to equality bucket 2b-1,
 // the others to 2b. So bucket 2b holds sorted[b-1] < key < sorted[b], and 2b-1 needs no sort. The
 // histogram keeps each key's leaf for the scatter (keys alone), which then needs only bucketOfLeaf.
-__host__ __device__ inline unsigned treeLeaf(const uint32_t* tree, int levels, uint32_t key) {
+__host__ __device__ inline unsigned treeLeaf(const uint32_t* tree, int depth, uint32_t key) {
 #ifdef __CUDA_ARCH__
     // On the device the tree is in shared memory (every caller's is), and the walk keeps node i's 32-bit
     // address a = base + 4i: a turn, a = 2a - base + 4 right, is a compare, a select and one add.
     const uint32_t base = static_cast<uint32_t>(__cvta_generic_to_shared(tree));
     const uint32_t turnLeft = 0u - base, turnRight = 4u - base;
     uint32_t a = base + 4;
-    for (int l = 0; l < levels; ++l) {
+    for (int l = 0; l < depth; ++l) {
         uint32_t splitter;
         asm volatile("ld.shared.u32 %0, [%1];" : "=r"(splitter) : "r"(a));
         a = 2 * a + (key >= splitter ? turnRight : turnLeft);
     }
-    return (a - base) / 4 - (1u << levels);
+    return (a - base) / 4 - (1u << depth);
 #else
     unsigned node = 1;
-    for (int l = 0; l < levels; ++l) node = 2 * node + (key >= tree[node]);
-    return node - (1u << levels);
+    for (int l = 0; l < depth; ++l) node = 2 * node + (key >= tree[node]);
+    return node - (1u << depth);
 #endif
 }
-__host__ __device__ inline unsigned bucketOfLeaf(const uint32_t* tree, int levels, unsigned b, uint32_t key) {
-    return 2 * b - (b > 0 && tree[(1u << levels) + b - 1] == key);
+__host__ __device__ inline unsigned bucketOfLeaf(const uint32_t* tree, int depth, unsigned b, uint32_t key) {
+    return 2 * b - (b > 0 && tree[(1u << depth) + b - 1] == key);
 }
-__host__ __device__ inline unsigned treeBucket(const uint32_t* tree, int levels, uint32_t key) {
-    return bucketOfLeaf(tree, levels, treeLeaf(tree, levels, key), key);
+__host__ __device__ inline unsigned treeBucket(const uint32_t* tree, int depth, uint32_t key) {
+    return bucketOfLeaf(tree, depth, treeLeaf(tree, depth, key), key);
 }
 
 // Splitter j (0 <= j < k-1) of a segment: from the sorted sample, evenly spaced; or, past the sampled
@@ -594,11 +594,11 @@ __device__ inline void countTile(size_t begin, size_t end, unsigned* warpRow, un
 // One block per segment: the splitters (from a sorted random sample, or from the key range) laid out as
 // the implicit tree, then the sorted list.
 __global__ void __launch_bounds__(Tuning::sampleNt) splittersKernel(WordSource src, const Segment* segs,
-    uint32_t* trees, int levels, int level, bool fromSample) {
+    uint32_t* trees, int depth, int level, bool fromSample) {
     __shared__ uint32_t sample[Tuning::maxSample];
-    __shared__ uint32_t sorted[1 << Tuning::maxLevels];
+    __shared__ uint32_t sorted[1 << Tuning::maxDepth];
     const Segment s = segs[blockIdx.x];
-    const int k = 1 << levels, size = k * Tuning::oversample;
+    const int k = 1 << depth, size = k * Tuning::oversample;
     if (fromSample) {
         for (int i = threadIdx.x; i < size; i += Tuning::sampleNt) sample[i] = src(samplePosition(s, level, i));
         __syncthreads();
@@ -617,12 +617,12 @@ __global__ void __launch_bounds__(Tuning::sampleNt) splittersKernel(WordSource s
     for (int j = threadIdx.x; j < k - 1; j += Tuning::sampleNt)
         sorted[j] = fromSample ? sampleSplitter(sample, size, j, k) : rangeSplitter(s.lo, s.hi, j, k);
     __syncthreads();
-    uint32_t* tree = trees + static_cast<size_t>(blockIdx.x) * (2 << levels);
-    for (int i = threadIdx.x; i < k; i += Tuning::sampleNt) layTree(sorted, levels, i, tree);
+    uint32_t* tree = trees + static_cast<size_t>(blockIdx.x) * (2 << depth);
+    for (int i = threadIdx.x; i < k; i += Tuning::sampleNt) layTree(sorted, depth, i, tree);
 }
 
 // Loads a segment's tree (kNt threads) and finds the tile's stretch of keys.
-template <int kLevels, int kNt>
+template <int kDepth, int kNt>
 __device__ inline void openTile(const Segment* segs, unsigned numSegs, const uint32_t* trees, uint32_t* tree,
                                 Segment& s, size_t& tile, size_t& begin, size_t& end) {
     const unsigned seg = segmentOfTile(segs, numSegs, blockIdx.x);
@@ -630,28 +630,28 @@ __device__ inline void openTile(const Segment* segs, unsigned numSegs, const uin
     tile = blockIdx.x - s.firstTile;
     begin = s.start + tile * Tuning::tileKeys;
     end = smaller(begin + Tuning::tileKeys, s.start + s.len);
-    for (int i = threadIdx.x; i < (2 << kLevels); i += kNt) tree[i] = trees[static_cast<size_t>(seg) * (2 << kLevels) + i];
+    for (int i = threadIdx.x; i < (2 << kDepth); i += kNt) tree[i] = trees[static_cast<size_t>(seg) * (2 << kDepth) + i];
 }
 
 // One block per tile: its count of keys per bucket, into the segment's rows.
-template <int kLevels>
+template <int kDepth>
 __global__ void __launch_bounds__(Tuning::nt) histogramKernel(WordSource src, const Segment* segs, unsigned numSegs,
     const uint32_t* trees, unsigned* counts, uint8_t* leaves) {
-    constexpr int slots = 2 << kLevels;
+    constexpr int slots = 2 << kDepth;
     __shared__ uint32_t tree[slots];
     __shared__ unsigned warpCounts[Tuning::warps * slots];
     Segment s;
     size_t tile, begin, end;
-    openTile<kLevels, Tuning::nt>(segs, numSegs, trees, tree, s, tile, begin, end);
+    openTile<kDepth, Tuning::nt>(segs, numSegs, trees, tree, s, tile, begin, end);
     for (int i = threadIdx.x; i < Tuning::warps * slots; i += Tuning::nt) warpCounts[i] = 0;
     __syncthreads();
     countTile(begin, end, warpCounts + (threadIdx.x >> 5) * slots, slots - 1,
               [&](size_t i) { return src.words[i]; },
               [&](uint32_t word, size_t i) {
                   const uint32_t key = src.map.rank(word);
-                  const unsigned b = treeLeaf(tree, kLevels, key);
+                  const unsigned b = treeLeaf(tree, kDepth, key);
                   if (leaves) leaves[i] = static_cast<uint8_t>(b);  // keys alone: the scatter walks no tree
-                  return bucketOfLeaf(tree, kLevels, b, key);
+                  return bucketOfLeaf(tree, kDepth, b, key);
               });
     __syncthreads();
     for (int b = threadIdx.x; b < slots; b += Tuning::nt) {
@@ -735,16 +735,16 @@ __device__ __forceinline__ void loadChunk(const WordSource& src, const uint32_t*
 
 // Each word to its ordered key (in place) and its bucket: through the tree with values, from its leaf for keys
 // alone; pads go to the last slot, so they sort last.
-template <int kLevels, bool kPairs, int kVt>
+template <int kDepth, bool kPairs, int kVt>
 __device__ __forceinline__ void bucketChunk(const WordSource& src, const uint32_t* tree, unsigned chunkLen,
                                             uint32_t (&key)[kVt], const unsigned (&leaf)[kVt], unsigned (&bucket)[kVt]) {
     DEVICE_UNROLL
     for (int j = 0; j < kVt; ++j) {
         const unsigned p = stripedPosition<kVt>(j);
         key[j] = src.map.rank(key[j]);
-        if (p >= chunkLen) bucket[j] = (2 << kLevels) - 1;
-        else if (kPairs) bucket[j] = treeBucket(tree, kLevels, key[j]);
-        else bucket[j] = bucketOfLeaf(tree, kLevels, leaf[j], key[j]);
+        if (p >= chunkLen) bucket[j] = (2 << kDepth) - 1;
+        else if (kPairs) bucket[j] = treeBucket(tree, kDepth, key[j]);
+        else bucket[j] = bucketOfLeaf(tree, kDepth, leaf[j], key[j]);
     }
 }
 
@@ -791,17 +791,17 @@ __device__ __forceinline__ void stageAndWrite(ScatterShared<kPairs>& sh, const u
 // are in flight while the chunk before is ranked and written; with values, 16 keys and 16 values a thread
 // leave no registers for that. The bound keeps two blocks of 512 an SM for keys alone (sm_90 takes 82
 // registers and one block without it), three of 256 with values.
-template <int kLevels, bool kPairs>
+template <int kDepth, bool kPairs>
 __global__ void __launch_bounds__(ScatterShared<kPairs>::nt, kPairs ? 3 : 2) scatterKernel(WordSource src,
     const uint32_t* valuesIn, const uint8_t* leaves, const Segment* segs, unsigned numSegs, const uint32_t* trees,
     const uint64_t* offsets, uint32_t* keysOut, uint32_t* valuesOut) {
     using Shared = ScatterShared<kPairs>;
-    constexpr int slots = 2 << kLevels, vt = Shared::vt, nv = Shared::nv, per = ceilDiv(slots, Shared::nt);
+    constexpr int slots = 2 << kDepth, vt = Shared::vt, nv = Shared::nv, per = ceilDiv(slots, Shared::nt);
     extern __shared__ unsigned char scatterShared[];
     Shared& sh = *reinterpret_cast<Shared*>(scatterShared);
     Segment s;
     size_t tile, begin, end;
-    openTile<kLevels, Shared::nt>(segs, numSegs, trees, sh.tree, s, tile, begin, end);
+    openTile<kDepth, Shared::nt>(segs, numSegs, trees, sh.tree, s, tile, begin, end);
     for (int i = threadIdx.x; i < Shared::rows * slots; i += Shared::nt) sh.counts[i] = 0;
     // Each thread owns `per` consecutive slots (the same ones in every chunk's scan): their next places in the
     // output stay in registers.
@@ -826,8 +826,8 @@ __global__ void __launch_bounds__(ScatterShared<kPairs>::nt, kPairs ? 3 : 2) sca
             __syncwarp();
         }
         unsigned bucket[vt], rank[vt];
-        bucketChunk<kLevels, kPairs>(src, sh.tree, chunkLen, key, leaf, bucket);
-        if constexpr (kPairs) warpRank<kLevels + 1>(bucket, rank, mine);
+        bucketChunk<kDepth, kPairs>(src, sh.tree, chunkLen, key, leaf, bucket);
+        if constexpr (kPairs) warpRank<kDepth + 1>(bucket, rank, mine);
         else warpRankAnyOrder(bucket, rank, mine);
         DEVICE_UNROLL
         for (int j = 0; j < vt; ++j) rank[j] = rank[j] << kBucketBits | bucket[j];
@@ -892,10 +892,10 @@ __device__ __forceinline__ void listCopies(size_t start, size_t len, Plan* plan,
 
 // One thread per (segment, bucket): the bucket's place from the scanned rows, then its fate: nothing (empty),
 // a copy (its keys take one value, or it holds one key), one block's sort (at most cap keys), or a segment of the next level.
-template <int kLevels>
+template <int kDepth>
 __global__ void classifyKernel(const Segment* segs, unsigned numSegs, const uint32_t* trees, const uint64_t* offsets,
     size_t cap, Plan* plan, Segment* next, Task* lists, const size_t* listBase, const size_t* listCap) {
-    constexpr int slots = 2 << kLevels, k = 1 << kLevels;
+    constexpr int slots = 2 << kDepth, k = 1 << kDepth;
     const size_t x = static_cast<size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
     const size_t seg = x / slots;
     const unsigned id = static_cast<unsigned>(x % slots), lane = threadIdx.x & 31;
@@ -1053,10 +1053,10 @@ __global__ void firstSegmentKernel(Segment* segs, size_t n) { segs[0] = {0, n, 0
 
 // ------------------------------------------------------------------ launchers
 
-// One row of the variant table: buckets a level (2^levels: Tuning::maxLevels or kNarrowLevels, the two
+// One row of the variant table: buckets a level (2^depth: Tuning::maxDepth or kNarrowDepth, the two
 // depths runLevel is compiled for) and the largest bucket one block sorts (at most the largest tier this
 // card's shared memory holds).
-struct SortConfig { int levels; size_t cap; };
+struct SortConfig { int depth; size_t cap; };
 
 // What one sort did, level by level, for the balance report.
 struct LevelReport { unsigned segments; size_t keys; int k; Plan plan; };  // k: buckets a segment by splitters
@@ -1080,7 +1080,7 @@ struct ScratchSizes {
     size_t lists[kLists] = {};
     ScratchSizes() = default;
     ScratchSizes(size_t n, const SortConfig& c) {
-        const size_t slots = size_t{2} << c.levels;
+        const size_t slots = size_t{2} << c.depth;
         segs = 1 + n / (c.cap + 1);  // SortScratch::reserve refuses more than the plan counts
         tiles = ceilDiv(n, Tuning::tileKeys) + segs;
         counts = tiles * slots + 1;
@@ -1208,28 +1208,28 @@ void launchBucketSorts(SortScratch& p, const SortWords& io, int list, unsigned c
 
 // One level: splitters, histogram, scan, scatter, classify; then the host reads the plan (a few bytes:
 // the one wait a level), sorts this level's small buckets and sizes the next level's grids.
-template <int kLevels, bool kPairs>
+template <int kDepth, bool kPairs>
 Plan runLevel(SortScratch& p, const SortWords& io, size_t cap, int level, WordSource src, const uint32_t* valuesIn, unsigned numSegs,
               size_t numTiles) {
-    constexpr int slots = 2 << kLevels;
+    constexpr int slots = 2 << kDepth;
     const Segment* segs = p.segs[level & 1].get();
     uint32_t* keysOut = level & 1 ? p.keysB.get() : p.keysA.get();
     uint32_t* valuesOut = level & 1 ? p.valuesB.get() : p.valuesA.get();
-    splittersKernel<<<numSegs, Tuning::sampleNt>>>(src, segs, p.trees.get(), kLevels, level, level < Tuning::sampledLevels);
+    splittersKernel<<<numSegs, Tuning::sampleNt>>>(src, segs, p.trees.get(), kDepth, level, level < Tuning::sampledLevels);
     CUDA_CHECK_LAUNCH("splittersKernel");
     const unsigned tiles = gridFor(numTiles, 1, "histogramKernel");
-    histogramKernel<kLevels><<<tiles, Tuning::nt>>>(src, segs, numSegs, p.trees.get(), p.counts.get(),
+    histogramKernel<kDepth><<<tiles, Tuning::nt>>>(src, segs, numSegs, p.trees.get(), p.counts.get(),
                                                     kPairs ? nullptr : p.leaves.get());
     CUDA_CHECK_LAUNCH("histogramKernel");
     scanCounts(p, numTiles * slots);
     constexpr size_t scatterBytes = sizeof(ScatterShared<kPairs>);  // past 48 KiB with values: the opt-in, as for the bucket sorts
-    CUDA_CHECK(cudaFuncSetAttribute(scatterKernel<kLevels, kPairs>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+    CUDA_CHECK(cudaFuncSetAttribute(scatterKernel<kDepth, kPairs>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                     static_cast<int>(scatterBytes)));
-    scatterKernel<kLevels, kPairs><<<tiles, ScatterShared<kPairs>::nt, scatterBytes>>>(
+    scatterKernel<kDepth, kPairs><<<tiles, ScatterShared<kPairs>::nt, scatterBytes>>>(
         src, valuesIn, p.leaves.get(), segs, numSegs, p.trees.get(), p.offsets.get(), keysOut, valuesOut);
     CUDA_CHECK_LAUNCH("scatterKernel");
     CUDA_CHECK(cudaMemsetAsync(p.plan.get(), 0, sizeof(Plan)));
-    classifyKernel<kLevels><<<gridFor(size_t{numSegs} * slots, Tuning::classifyNt, "classifyKernel"), Tuning::classifyNt>>>(
+    classifyKernel<kDepth><<<gridFor(size_t{numSegs} * slots, Tuning::classifyNt, "classifyKernel"), Tuning::classifyNt>>>(
         segs, numSegs, p.trees.get(), p.offsets.get(), cap, p.plan.get(), p.segs[(level + 1) & 1].get(), p.lists.get(),
         p.listMeta.get(), p.listMeta.get() + kLists);
     CUDA_CHECK_LAUNCH("classifyKernel");
@@ -1249,10 +1249,10 @@ Plan runLevel(SortScratch& p, const SortWords& io, size_t cap, int level, WordSo
 }
 
 // The level loop: the first level reads the caller's keys, later ones the ordered keys the level before
-// wrote; it ends when no bucket is too big. A later level whose segments hold at most 2^kNarrowLevels x cap
-// keys takes 2^kNarrowLevels buckets a segment, not 2^c.levels: a few buckets then fit a block, where 256
+// wrote; it ends when no bucket is too big. A later level whose segments hold at most 2^kNarrowDepth x cap
+// keys takes 2^kNarrowDepth buckets a segment, not 2^c.depth: a few buckets then fit a block, where 256
 // would hold tens of keys each, whose one-block sorts and one-key copies would cost more than the keys.
-constexpr int kNarrowLevels = 4;
+constexpr int kNarrowDepth = 4;
 template <bool kPairs>
 void sampleSortAs(SortScratch& p, const SortWords& io, const SortConfig& c) {
     const size_t n = io.n;
@@ -1262,19 +1262,19 @@ void sampleSortAs(SortScratch& p, const SortWords& io, const SortConfig& c) {
     CUDA_CHECK_LAUNCH("firstSegmentKernel");
     unsigned numSegs = 1;
     size_t numTiles = ceilDiv(n, Tuning::tileKeys), keys = n, largest = n;  // largest: no segment holds more
-    const int maxLevel = Tuning::sampledLevels + ceilDiv(32, kNarrowLevels) + 1;  // range levels end every bucket
+    const int maxLevel = Tuning::sampledLevels + ceilDiv(32, kNarrowDepth) + 1;  // range levels end every bucket
     for (int level = 0; numSegs > 0; ++level) {
         if (level >= maxLevel) {
             std::fprintf(stderr, "sample_sort: buckets still too big after %d levels\n", level);
             std::exit(kExitCheckFailed);
         }
-        const bool narrow = level > 0 && c.levels > kNarrowLevels && largest <= (c.cap << kNarrowLevels);
+        const bool narrow = level > 0 && c.depth > kNarrowDepth && largest <= (c.cap << kNarrowDepth);
         const WordSource src = level == 0 ? WordSource{io.in, io.map} : WordSource{level & 1 ? p.keysA.get() : p.keysB.get(), RankMap{}};
         const uint32_t* valuesIn = level == 0 ? io.valuesIn : level & 1 ? p.valuesA.get() : p.valuesB.get();
-        const Plan plan = narrow || c.levels == kNarrowLevels
-            ? runLevel<kNarrowLevels, kPairs>(p, io, c.cap, level, src, valuesIn, numSegs, numTiles)
-            : runLevel<Tuning::maxLevels, kPairs>(p, io, c.cap, level, src, valuesIn, numSegs, numTiles);
-        p.balance.levels.push_back({numSegs, keys, 1 << (narrow ? kNarrowLevels : c.levels), plan});
+        const Plan plan = narrow || c.depth == kNarrowDepth
+            ? runLevel<kNarrowDepth, kPairs>(p, io, c.cap, level, src, valuesIn, numSegs, numTiles)
+            : runLevel<Tuning::maxDepth, kPairs>(p, io, c.cap, level, src, valuesIn, numSegs, numTiles);
+        p.balance.levels.push_back({numSegs, keys, 1 << (narrow ? kNarrowDepth : c.depth), plan});
         keys -= plan.keysToBlocks + plan.keysEqual;
         largest = plan.largest;  // the next level's segments are this level's buckets past cap
         numSegs = plan.nextSegments();
@@ -1296,20 +1296,20 @@ using Row = Variant<Problem<Key>>;
 
 // The rows' configurations, in one list: variants() makes the rows of it, scratchFor() sizes their scratch.
 inline std::vector<std::pair<std::string, SortConfig>> sortConfigs(const DeviceInfo& device, bool pairs) {
-    return {{"sampleSort 256-way", {Tuning::maxLevels, largestTier(device, pairs)}}, {"sampleSort 16-way", {kNarrowLevels, 512}}};
+    return {{"sampleSort 256-way", {Tuning::maxDepth, largestTier(device, pairs)}}, {"sampleSort 16-way", {kNarrowDepth, 512}}};
 }
 template <class Key>
 std::vector<Row<Key>> variants(const DeviceInfo& device, bool pairs) {
     std::vector<Row<Key>> rows;
     for (const auto& [name, config] : sortConfigs(device, pairs)) {
         const SortConfig c = config;
-        rows.push_back({name, {std::to_string(1 << c.levels), std::to_string(c.cap), std::to_string(Tuning::oversample)},
+        rows.push_back({name, {std::to_string(1 << c.depth), std::to_string(c.cap), std::to_string(Tuning::oversample)},
                         [c](Problem<Key>& p) { sampleSort(p, c); }});
     }
     return rows;
 }
 // The row the sort runs at n, and why (the size sweep prints both beside the fastest row measured). Within it
-// the sort chooses again at every level: a later level with small segments runs 16-way (kNarrowLevels).
+// the sort chooses again at every level: a later level with small segments runs 16-way (kNarrowDepth).
 inline std::string chosenRow(size_t) { return "sampleSort 256-way"; }
 constexpr const char* kChosenWhy = "256 buckets a level at every n: the 16-way row's blocks hold 512 keys, so it takes 2 to 4 "
                                    "more levels (6 at 2^28: 20.3 ms against 8.3, H200)";
@@ -1325,13 +1325,13 @@ inline ScratchSizes scratchFor(size_t n, const Run& run, bool pairs) {
 
 // Every bucket search against the plain count of splitters <= key (the seed's bucketOf and
 // std::upper_bound), equality buckets included; and the bucket's range holds the key.
-bool treeMatchesSearch(const std::vector<uint32_t>& sorted, int levels, const std::vector<uint32_t>& probes) {
-    const int k = 1 << levels;
+bool treeMatchesSearch(const std::vector<uint32_t>& sorted, int depth, const std::vector<uint32_t>& probes) {
+    const int k = 1 << depth;
     std::vector<uint32_t> tree(2 * k);
-    for (int i = 0; i < k; ++i) layTree(sorted.data(), levels, i, tree.data());
+    for (int i = 0; i < k; ++i) layTree(sorted.data(), depth, i, tree.data());
     for (uint32_t key : probes) {
         const unsigned b = static_cast<unsigned>(std::upper_bound(sorted.begin(), sorted.end(), key) - sorted.begin());
-        const unsigned want = 2 * b - (b > 0 && sorted[b - 1] == key), got = treeBucket(tree.data(), levels, key);
+        const unsigned want = 2 * b - (b > 0 && sorted[b - 1] == key), got = treeBucket(tree.data(), depth, key);
         uint32_t lo, hi;
         bucketRange(got, sorted.data(), k, 0, 0xFFFFFFFFu, lo, hi);
         if (got != want || static_cast<unsigned>(bucketOf(key, sorted.data(), k - 1)) != b || key < lo || key > hi) {
@@ -1368,18 +1368,18 @@ bool seedPiecesSort(const std::vector<uint32_t>& a, const std::vector<uint32_t>&
 // splitters, tree search, histogram rows in countsIndex's layout, their scan, and the stable place of each
 // key (per warp: its rank from peerRank among equal buckets, after earlier warps and chunks). Checks that
 // every bucket is contiguous, in bucket order, in input order inside.
-bool levelPiecesDistribute(const std::vector<uint32_t>& keys, int levels) {
-    const int k = 1 << levels, slots = 2 << levels;
+bool levelPiecesDistribute(const std::vector<uint32_t>& keys, int depth) {
+    const int k = 1 << depth, slots = 2 << depth;
     std::vector<uint32_t> sample(k * Tuning::oversample), sorted(k - 1), tree(slots);
     const Segment s{0, keys.size(), 0, 0, 0xFFFFFFFFu};
     for (size_t i = 0; i < sample.size(); ++i) sample[i] = keys[samplePosition(s, 0, static_cast<int>(i))];
     std::sort(sample.begin(), sample.end());
     for (int j = 0; j < k - 1; ++j) sorted[j] = sampleSplitter(sample.data(), static_cast<int>(sample.size()), j, k);
-    for (int i = 0; i < k; ++i) layTree(sorted.data(), levels, i, tree.data());
+    for (int i = 0; i < k; ++i) layTree(sorted.data(), depth, i, tree.data());
     const size_t tiles = ceilDiv(keys.size(), Tuning::tileKeys);
     std::vector<unsigned> counts(tiles * slots + 1, 0), bucket(keys.size());
     for (size_t i = 0; i < keys.size(); ++i) {
-        bucket[i] = treeBucket(tree.data(), levels, keys[i]);
+        bucket[i] = treeBucket(tree.data(), depth, keys[i]);
         ++counts[countsIndex(s, slots, bucket[i], i / Tuning::tileKeys)];
     }
     std::vector<uint64_t> offsets(counts.size()), next(slots);
@@ -1432,23 +1432,23 @@ int runSelftest() {
     }
     expect(ok, "the seed's pieces sort 300 random inputs");
     // Tree nodes: every sorted index once, the root the median.
-    for (int levels = 1; levels <= Tuning::maxLevels; ++levels) {
-        std::vector<int> hits(1 << levels, 0);
-        for (unsigned i = 1; i < (1u << levels); ++i) ++hits[treeNode(i, levels)];
+    for (int depth = 1; depth <= Tuning::maxDepth; ++depth) {
+        std::vector<int> hits(1 << depth, 0);
+        for (unsigned i = 1; i < (1u << depth); ++i) ++hits[treeNode(i, depth)];
         hits.back() = 1;  // the last index is no node
-        expect(treeNode(1, levels) == (1 << (levels - 1)) - 1 && std::count(hits.begin(), hits.end(), 1) == 1 << levels,
-               "treeNode is a permutation of the splitters at depth " + std::to_string(levels));
+        expect(treeNode(1, depth) == (1 << (depth - 1)) - 1 && std::count(hits.begin(), hits.end(), 1) == 1 << depth,
+               "treeNode is a permutation of the splitters at depth " + std::to_string(depth));
     }
     // Bucket search: small splitter sets probed exhaustively, duplicates and extremes included; then random
     // 255-splitter trees.
     ok = true;
-    for (int levels = 1; levels <= 3 && ok; ++levels)
+    for (int depth = 1; depth <= 3 && ok; ++depth)
         for (int trial = 0; trial < 200 && ok; ++trial) {
-            std::vector<uint32_t> sorted((1 << levels) - 1), probes = {0, 0xFFFFFFFFu};
+            std::vector<uint32_t> sorted((1 << depth) - 1), probes = {0, 0xFFFFFFFFu};
             for (auto& x : sorted) x = static_cast<uint32_t>(rng.below(8));
             std::sort(sorted.begin(), sorted.end());
             for (uint32_t v = 0; v < 10; ++v) probes.push_back(v);
-            ok = treeMatchesSearch(sorted, levels, probes);
+            ok = treeMatchesSearch(sorted, depth, probes);
         }
     for (int trial = 0; trial < 50 && ok; ++trial) {
         std::vector<uint32_t> sorted(255), probes(2000);
@@ -1506,7 +1506,7 @@ int runSelftest() {
     ok = true;
     for (size_t n : {size_t{1}, size_t{31}, size_t{33}, size_t{2049}, Tuning::tileKeys - 1, Tuning::tileKeys + 1, size_t{40000}})
         for (SortShape dist : {SortShape::Uniform, SortShape::AllEqual, SortShape::FewDistinct, SortShape::Sorted, SortShape::Zipf, SortShape::Staggered})
-            for (int levels : {4, 8}) ok = ok && levelPiecesDistribute(makeSortInput<uint32_t>(dist, n, n + levels), levels);
+            for (int depth : {4, 8}) ok = ok && levelPiecesDistribute(makeSortInput<uint32_t>(dist, n, n + depth), depth);
     expect(ok, "one level on the host: buckets contiguous, ascending, input order inside");
     std::vector<Segment> segs = {{0, 5, 0, 0, 0}, {5, 40000, 1, 0, 0}, {40005, 3, 4, 0, 0}};
     expect(segmentOfTile(segs.data(), 3, 0) == 0 && segmentOfTile(segs.data(), 3, 1) == 1 &&

@@ -49,7 +49,7 @@ namespace across {
 
 // ================================================= splitters across ranks
 constexpr int kMaxRanks = 8;             // the tree below has 8 buckets
-constexpr int kTreeLevels = 3;
+constexpr int kTreeDepth = 3;
 constexpr int kSlots = 16;               // destinations 0..7, then the pad slot 15 (4 bits for warpRank)
 constexpr int kSamplesPerRank = 4096;    // a rank's share of the splitters: sizes vary by about 1/sqrt(4096)
 constexpr size_t kExactKeysLimit = size_t{1} << 27;  // keys alone: exact against the host sort up to here
@@ -71,8 +71,8 @@ constexpr Sample kPastEveryKey{0xFFFFFFFFu, 0, ~uint64_t{0}};
 
 // The ranks - 1 splitters, padded to the tree's 7 with kPastEveryKey.
 struct Splitters {
-    uint32_t tree[2 << kTreeLevels];   // sample_sort's implicit tree: nodes 1..7, then the 7 sorted ranks
-    uint64_t index[1 << kTreeLevels];  // each sorted splitter's global index
+    uint32_t tree[2 << kTreeDepth];   // sample_sort's implicit tree: nodes 1..7, then the 7 sorted ranks
+    uint64_t index[1 << kTreeDepth];  // each sorted splitter's global index
 };
 
 // Rank g's sample i: a hashed position of its part (sample_sort's samplePosition). An empty part's
@@ -86,21 +86,21 @@ __host__ __device__ inline Sample sampleOf(const Key* keys, size_t n, uint64_t b
 
 // From every rank's samples, sorted: splitter j at the (j + 1) / ranks quantile.
 __host__ __device__ inline void chooseSplitters(const Sample* sorted, size_t count, int ranks, Splitters& s) {
-    constexpr int k = 1 << kTreeLevels;
+    constexpr int k = 1 << kTreeDepth;
     for (int j = 0; j < k - 1; ++j) {
         const Sample x = j < ranks - 1 && count > 0 ? sorted[(j + 1) * count / ranks] : kPastEveryKey;
         s.tree[k + j] = x.rank;
         s.index[j] = x.index;
     }
-    for (int i = 1; i < k; ++i) s.tree[i] = s.tree[k + treeNode(i, kTreeLevels)];
+    for (int i = 1; i < k; ++i) s.tree[i] = s.tree[k + treeNode(i, kTreeDepth)];
 }
 
 // The rank a key goes to: the count of splitters (rank, index) <= its own.
 // sample_sort's tree walk counts those whose rank is <= the key's; any of
 // equal rank but a larger index comes after the key and is taken back.
 __host__ __device__ inline unsigned destinationOf(const Splitters& s, uint32_t rank, uint64_t index) {
-    const uint32_t* sorted = s.tree + (1 << kTreeLevels);
-    unsigned d = (treeBucket(s.tree, kTreeLevels, rank) + 1) / 2;
+    const uint32_t* sorted = s.tree + (1 << kTreeDepth);
+    unsigned d = (treeBucket(s.tree, kTreeDepth, rank) + 1) / 2;
     while (d > 0 && sorted[d - 1] == rank && s.index[d - 1] > index) --d;
     return d;
 }
@@ -296,7 +296,7 @@ struct Cluster {
     int ranks = 0;
     bool pairs = false, nccl = false;
     uint32_t flip = 0;
-    SortConfig config{Tuning::maxLevels, 0};
+    SortConfig config{Tuning::maxDepth, 0};
     std::vector<std::unique_ptr<Part<Key>>> parts;
     ExchangePlan plan;
 
@@ -838,7 +838,7 @@ int runShape(const Options& o, const Run& run, const Ranks& ranks, SortShape sha
         CUDA_CHECK(cudaSetDevice(0));
         const std::vector<Key> slice(input.begin(), input.begin() + n);
         Problem<Key> one(slice, o.pairs, o.descending);
-        const SortConfig config{Tuning::maxLevels, largestTier(run.device, o.pairs)};
+        const SortConfig config{Tuning::maxDepth, largestTier(run.device, o.pairs)};
         one.reserve(ScratchSizes(n, config));
         one.poison();
         sampleSort(one, config);
@@ -1004,7 +1004,7 @@ inline void chooseRanks(Options& o, bool given, size_t keysOnOneRank, bool pairs
     // A rank's keys (+ values) and their bucketed copy, then what it receives
     // (room for 1/8 over the mean) with sample_sort's buffers and scratch.
     const size_t n = keysOnOneRank, m = n + n / 8, perKey = 2 * (sizeof(uint32_t) + (pairs ? 4 : 0));
-    const size_t need = n * perKey + sortBytesNeeded<uint32_t>(m, pairs, ScratchSizes(m, {Tuning::maxLevels, 512}).bytes(m, pairs));
+    const size_t need = n * perKey + sortBytesNeeded<uint32_t>(m, pairs, ScratchSizes(m, {Tuning::maxDepth, 512}).bytes(m, pairs));
     for (int g = 0; g < std::min(o.ranks, gpus); ++g) {
         CUDA_CHECK(cudaSetDevice(g));
         requireDeviceMemory(need > SIZE_MAX / perGpu ? SIZE_MAX : need * perGpu,

@@ -5,7 +5,7 @@
 // Part A launches the course's two kernels (one thread per output, one launch
 // per width). Part B grows them into a sort that stands beside CUB's: a
 // block sort of large tiles, then merge passes that merge two or four runs
-// at once, tile by tile, each tile found by a merge-path partition. Every
+// at once, tile by tile, each tile found by a co-rank search. Every
 // pass reads and writes every key once, so fewer passes is the lever.
 //
 // Build (one file, 46-49 s on 2 cores, 2026-12-05):
@@ -16,7 +16,7 @@
 //   ./merge_sort --dist all       a table per distribution, then a summary
 //   ./merge_sort --pairs --key float --descending --n 1000003    key-value (values = original index)
 //   ./merge_sort --verify         every row on the adversarial inputs, every key type and order
-//   ./merge_sort --selftest       the traces, every piece and every kernel's steps on the host (no GPU)
+//   ./merge_sort --selftest       the course's traces, every piece and every kernel's steps checked on the host (no GPU)
 // Reading map: "Part A" (the tie rule, co_rank, the 14.1 and 14.2 kernels, their worked examples);
 // "Part B" (tuning, pieces, block sort, merge passes, the plan); "the variant table"; "selftest";
 // "the lesson"; "main".
@@ -181,7 +181,7 @@ bool seedExamples() {
 // ================================================================ Part B
 // Production. Keys travel as ranks (common's RankMap, applied as the block sort loads and undone as the last
 // pass stores: every kernel is compiled once for all key types and orders), so each comparison is one unsigned
-// compare. Ties take the left run everywhere: the sort is stable. A kernel is a few steps over a tile in
+// compare. Ties take the left run in every merge (and with values in every thread's sort): the sort is stable. A kernel is a few steps over a tile in
 // shared memory, each merge one mergePath and one serialMerge:
 //   block sort:  loadTile | threadSort | (stageThread | blockRound) x log2(blockNt) | stageThread | storeTile
 //   partition:   tileSplit, a warp a tile two-way (warpSearch), a thread a tile four-way
@@ -253,18 +253,20 @@ __host__ __device__ inline Index mergePath(const uint32_t* a, Index aCount, cons
     Index begin = diag > bCount ? diag - bCount : 0, end = diag < aCount ? diag : aCount;
     auto takesA = [&](Index mid) { return !(b[diag - 1 - mid] < a[mid]); };
     if constexpr (kByWarp) return warpSearch(begin, end, takesA);
-    while (begin < end) {
-        const Index mid = (begin + end) >> 1;  // both non-negative: a shift, no signed-division fix-up
-        if (takesA(mid)) begin = mid + 1;
-        else end = mid;
+    else {
+        while (begin < end) {
+            const Index mid = (begin + end) >> 1;  // both non-negative: a shift, no signed-division fix-up
+            if (takesA(mid)) begin = mid + 1;
+            else end = mid;
+        }
+        return begin;
     }
-    return begin;
 }
 
 // The serial merge: steps [first, last) of a walk from split (a, b) of runs a[.., aEnd) and b[.., bEnd) in one array;
 // step i's key goes to out[i], its position to from[i]. Ties take a. An exhausted b offers the sentinel, which never
 // beats an a key, so only a's bound is tested. Nothing past b is read: the sentinel is keys[bEnd] (kBSentinel) or
-// given. kFull: every step is real. Pos: a pointer for keys alone (one add a step), an index with values.
+// given. kFull: every step is real. Pos: a pointer (mergeWindow's, keys alone: one add a step) or an index.
 __host__ __device__ inline uint32_t keyAt(const uint32_t* keys, int pos) { return keys[pos]; }
 __host__ __device__ inline uint32_t keyAt(const uint32_t*, const uint32_t* pos) { return *pos; }
 __host__ __device__ inline int indexOf(const uint32_t*, int pos) { return pos; }
@@ -331,7 +333,7 @@ template <int kVt> __host__ __device__ inline void oddEvenMergeSort(uint32_t (&k
     applyNetwork(k, std::make_integer_sequence<int, oddEvenComparator(kVt, 0).count>{});
 }
 
-// Every kernel's last step: a tile's count keys from shared memory to dst (16-byte aligned), a 16-byte chunk a thread
+// Every kernel's last step: a tile's count keys from shared memory to keysOut (16-byte aligned), a 16-byte chunk a thread
 // (a ragged end key by key), ranks turned back into keys on the sort's last pass (toKey).
 template <int kNt, int kItems, bool kPairs>
 __host__ __device__ inline void storeTile(int tid, int count, const uint32_t* sKeys, const uint32_t* sVals,
@@ -534,8 +536,7 @@ template <int kRuns> struct TileRuns {
     }
 };
 
-// Where tile t's spans lie: shared position x of run i comes from global bias[i] + x (unsigned, so a bias "below zero"
-// wraps right). splits: the tile's split, then the next tile's, where its span ends (or at its run's end where the
+// Where tile t's spans lie: shared position x of run i comes from global bias[i] + x. splits: the tile's split, then the next tile's, where its span ends (or at its run's end where the
 // group ends here).
 template <int kWays> struct TileSpans {
     size_t t0, bias[kWays];
@@ -661,17 +662,17 @@ template <class T, int kWays, bool kPairs> __global__ void __launch_bounds__(T::
 
 // --------------------------------------------------------------- the plan
 // d doublings take the run width from the tile to n. Four-way passes take them two at a time, a two-way pass first when
-// d is odd (where its partition search is shallowest, and every sort ends on a four-way pass).
-__host__ __device__ inline int mergePassCount(size_t n, size_t tile) {
-    int passes = 0;
-    for (size_t width = tile; width < n; width *= 2) ++passes;  // doublings
-    return passes;
+// d is odd (where its partition search is shallowest, and the later passes are all four-way).
+__host__ __device__ inline int doublings(size_t n, size_t tile) {
+    int d = 0;
+    for (size_t width = tile; width < n; width *= 2) ++d;
+    return d;
 }
 struct MergeStep { size_t width; int ways; };
 inline std::vector<MergeStep> mergeSteps(size_t n, size_t tile, int ways) {
     std::vector<MergeStep> steps;
     size_t width = tile;
-    for (int d = mergePassCount(n, tile); d > 0; d -= steps.back().ways / 2) {
+    for (int d = doublings(n, tile); d > 0; d -= steps.back().ways / 2) {
         steps.push_back({width, ways == 4 && d % 2 == 0 ? 4 : 2});
         width *= steps.back().ways;
     }
@@ -685,7 +686,7 @@ struct PassBuffers {
     const uint32_t* valsIn;  // n values, or null for keys only
     void* keysOut;           // n keys (Key)
     uint32_t *valsOut, *tmpKeys, *tmpVals;  // n values; n words of scratch (ranks); n (pairs only)
-    size_t* partitions;      // 4 * ceilDiv(n, kSmallestNv) entries
+    size_t* partitions;      // 4 * ceilDiv(n, kSmallestNv) + 1 entries
 };
 
 template <class T, bool kPairs> std::vector<TimedStep> planSort(const PassBuffers& buf, size_t n, RankMap map, int ways) {
@@ -780,7 +781,7 @@ template <class... T> std::pair<std::string, std::string> chosenRow(size_t n, bo
 // The course's sort as a row: out = in, one launch per width between out and the scratch, and a copy back when the last
 // width lands in the scratch.
 template <class Key> Row<Key> seedRow(Sorting<Key>& s) {
-    const size_t n = s.d.n, launches = n > 1 ? mergePassCount(n, 1) : 0;
+    const size_t n = s.d.n, launches = doublings(n, 1);
     return {"seed 14.2: one launch per width", {"1", "-", std::to_string(launches)},
             [](Sorting<Key>& p) {  // 4-byte keys: the scratch holds them
                 uint32_t *tmp = p.tmpKeys.get(), *tmpVals = p.d.pairs ? p.tmpVals.get() : nullptr, *vout = p.d.pairs ? p.d.vout.get() : nullptr;
@@ -952,14 +953,14 @@ int runSelftest() {
                      g < q.start + q.total() && q.start + q.total() <= n && (q.len[3] == 0 || q.len[2] == width);
             }
     expect(ok, "groupOf: every position lies in one group of two (four) runs of the width, short only at the tail");
-    ok = true;  // the warp's search: every length to 2100 and past 2^32, the test turning at every index
+    ok = true;  // the warp's search: lengths 0..64, then about every 1.5 % to 2100, past 2^32, turning at every index
     for (size_t len = 0; len <= 2100 && ok; len += 1 + len / 64)
         for (size_t turn = 0, at = 7 + (len << 21); turn <= len && ok; ++turn)
             ok = warpSearch(at, at + len, [&](size_t i) { return i < at + turn; }) == at + turn;
     expect(ok, "warpSearch finds where a test that holds on a prefix turns");
     const auto steps = mergeSteps(size_t{1} << 28, TuneKeys::tile, 4), odd = mergeSteps(5 * 16, 16, 4);
-    expect(mergePassCount(1, 4) == 0 && mergePassCount(4, 4) == 0 && mergePassCount(5, 4) == 1 &&
-               mergePassCount(size_t{1} << 28, TuneKeys::tile) == 14 && steps.size() == 7 && steps[0].ways == 4 &&
+    expect(doublings(1, 4) == 0 && doublings(4, 4) == 0 && doublings(5, 4) == 1 &&
+               doublings(size_t{1} << 28, TuneKeys::tile) == 14 && steps.size() == 7 && steps[0].ways == 4 &&
                steps[6].width == size_t{TuneKeys::tile} << 12 && odd.size() == 2 && odd[0].ways == 2 && odd[1].width == 32 &&
                mergeSteps(size_t{1} << 28, TuneKeys::tile, 2).size() == 14,
            "mergeSteps: 14 doublings at 2^28 keys = seven four-way passes; 3 = a two-way pass, then a four-way one");
@@ -1023,7 +1024,7 @@ template <class Key> int verifyAs(const SortOptions& o, const Run& run) {
             sorts += static_cast<int>(rows.size()) + (c.n > kHostReferenceLimit ? 1 : 2);  // and CUB (merge: the oracle past the limit)
         }
     std::printf("verify %s: %zu inputs, %d sorts (every row and both CUB sorts; %s): %s\n", keyName<Key>(), cases.size(), sorts,
-                o.nGiven && !o.pairs ? "keys, ascending" : "keys and key-value, both orders", failed ? "FAILED" : "all exact, stable");
+                !o.nGiven ? "keys and key-value, both orders" : o.pairs ? "keys ascending, key-value both orders" : "keys, ascending", failed ? "FAILED" : "all exact, stable");
     return failed;
 }
 

@@ -460,9 +460,9 @@ template <int kWays> __host__ __device__ inline Group<kWays> groupOf(size_t g, s
 
 // The k-way co-rank: how many of a group's first r outputs come from each run. Two runs: mergePath. Four: bracket
 // halving, at most 4 (log2 width + 1) rounds of one load (a nested merge path takes log^2). Split i lies in [lo_i,
-// hi_i]; with M the sum of the open midpoints m_i (closed: lo_i): M >= r: the largest open midpoint key (by rank, then
-// run) has M keys or more before it, not among the first r: hi = m; M < r: the smallest has at most M, so is among
-// them: lo = m + 1. All closed: lo is the split.
+// hi_i]; with sum the sum of the open midpoints mid_i (closed: lo_i): sum >= r: the largest open midpoint key (by rank,
+// then run) has sum keys or more before it, not among the first r: hi = mid; sum < r: the smallest has at most sum, so
+// is among them: lo = mid + 1. All closed: lo is the split.
 template <int kWays>
 __host__ __device__ inline void kWaySplit(const uint32_t* group, size_t width, const Group<kWays>& q, size_t r, size_t* split) {
     if constexpr (kWays == 2) {
@@ -480,18 +480,18 @@ __host__ __device__ inline void kWaySplit(const uint32_t* group, size_t width, c
             if (lo[i] < hi[i]) midKey[i] = group[i * width + (lo[i] + hi[i]) / 2];
         }
         while (true) {
-            size_t m = 0;
+            size_t sum = 0;
             int least = -1, most = -1;
             uint32_t leastKey = 0, mostKey = 0;
             DEVICE_UNROLL
             for (int i = 0; i < kWays; ++i) {
                 const bool open = lo[i] < hi[i];
-                m += open ? (lo[i] + hi[i]) / 2 : lo[i];
+                sum += open ? (lo[i] + hi[i]) / 2 : lo[i];
                 if (open && (least < 0 || midKey[i] < leastKey)) least = i, leastKey = midKey[i];  // ties: the earlier run
                 if (open && (most < 0 || !(midKey[i] < mostKey))) most = i, mostKey = midKey[i];   // ties: the later run
             }
             if (least < 0) break;
-            const bool tooMany = m >= r;
+            const bool tooMany = sum >= r;
             const int j = tooMany ? most : least;
             DEVICE_UNROLL
             for (int i = 0; i < kWays; ++i) {  // static indices only: the arrays stay in registers

@@ -759,9 +759,10 @@ template <class T, int kWays> std::string rowName() {
 template <class T, int kWays, class Key, bool kPairs>
 void addRow(std::vector<Row<Key>>& rows, Sorting<Key>& s, const Run& run) {
     // Asked before the plan is built, which sets kernel attributes.
-    if (T::bytes(kPairs) > run.device.sharedPerBlockOptin || !run.wants(rowName<T, kWays>())) return;
-    const auto plan = s.plans[rowName<T, kWays>()] = planSort<T, kPairs>(s.buffers(), s.d.n, rankMapOf<Key>(s.descending ? ~0u : 0u), kWays);
-    rows.push_back({rowName<T, kWays>(), {std::to_string(T::tile), std::to_string(T::nv), std::to_string(plan.size())},
+    const std::string name = rowName<T, kWays>();
+    if (T::bytes(kPairs) > run.device.sharedPerBlockOptin || !run.wants(name)) return;
+    const auto plan = s.plans[name] = planSort<T, kPairs>(s.buffers(), s.d.n, rankMapOf<Key>(s.descending ? ~0u : 0u), kWays);
+    rows.push_back({name, {std::to_string(T::tile), std::to_string(T::nv), std::to_string(plan.size())},
                     [plan](Sorting<Key>&) { for (const TimedStep& pass : plan) pass.launch(); }, static_cast<double>(plan.size())});
 }
 template <class Key, bool kPairs, class... T>
@@ -772,9 +773,10 @@ void addRows(std::vector<Row<Key>>& rows, Sorting<Key>& s, const Run& run, Shape
 // The row the sort runs at n, and why (the size sweep prints both beside the fastest row measured): the largest
 // shape the card holds (the most keys a tile: the fewest passes), two-way passes below 2^25 keys, four-way from there.
 template <class... T> std::pair<std::string, std::string> chosenRow(size_t n, bool pairs, const DeviceInfo& device, Shapes<T...>) {
+    const bool fourWay = n >= size_t{1} << 25;
     std::string name;
-    ((name = T::bytes(pairs) <= device.sharedPerBlockOptin ? (n >> 25 ? rowName<T, 4>() : rowName<T, 2>()) : name), ...);
-    return {name, n >> 25 ? "four-way from 2^25 keys: half the passes over memory (2^26: 2.50 ms, two-way 3.13; H200)"
+    ((name = T::bytes(pairs) <= device.sharedPerBlockOptin ? (fourWay ? rowName<T, 4>() : rowName<T, 2>()) : name), ...);
+    return {name, fourWay ? "four-way from 2^25 keys: half the passes over memory (2^26: 2.50 ms, two-way 3.13; H200)"
                           : "two-way below 2^25 keys: a shallow partition, four-way's is deep (2^24: 0.747 ms, four-way 0.783; H200)"};
 }
 
@@ -793,6 +795,7 @@ template <class Key> Row<Key> seedRow(Sorting<Key>& s) {
             static_cast<double>(launches + 1)};
 }
 constexpr size_t kSeedRowLimit = size_t{1} << 24;  // past this the course's O(n log^2 n) sort takes seconds
+constexpr size_t kSeedVerifyLimit = size_t{1} << 22;  // --verify's many inputs: the course's row up to here
 
 // The rows, simplest first, each a step from the one before (a T4 runs the 256x15 ones).
 template <class Key> std::vector<Row<Key>> variantRows(Sorting<Key>& s, const Run& run, bool withSeed) {
@@ -1019,7 +1022,7 @@ template <class Key> int verifyAs(const SortOptions& o, const Run& run) {
             if (pairs && (!sortValuesFit(c.n) || (o.nGiven && !o.pairs))) continue;
             const std::vector<Key> input = makeSortInput<Key>(c.shape, c.n, 7 + c.n + mode);
             Sorting<Key> s(input, pairs, descending);
-            const auto rows = variantRows(s, run, c.n <= (size_t{1} << 22));
+            const auto rows = variantRows(s, run, c.n <= kSeedVerifyLimit);
             failed += !checkInput(input, s, rows, sortCaseLabel<Key>(sortShapeName(c.shape), c.n, descending, pairs), false);
             sorts += static_cast<int>(rows.size()) + (c.n > kHostReferenceLimit ? 1 : 2);  // and CUB (merge: the oracle past the limit)
         }

@@ -216,14 +216,14 @@ struct Tuning {
     // The scatter's chunk: scatterVt(pairs) keys a thread on scatterNt(pairs) threads (ScatterShared says why).
     static constexpr int scatterVt(bool pairs) { return pairs ? 16 : 8; }
     static constexpr int scatterNt(bool pairs) { return pairs ? 256 : 512; }
-    static constexpr int chunksPerTile = 8;
+    static constexpr int chunksPerTile = 8;                    // the histogram's chunks (the scatter's hold 4096 keys)
     static constexpr size_t tileKeys = size_t{nv} * chunksPerTile;  // a tile: the keys one histogram or scatter block owns
-    static constexpr int maxDepth = 8;                        // tree depth: k = 2^depth buckets by splitters (a leaf: a byte)
-    static constexpr int maxSlots = 2 << maxDepth;            // 2k - 1 buckets (equality ones included) + 1 pad
+    static constexpr int maxDepth = 8;                         // tree depth: k = 2^depth buckets by splitters (a leaf: a byte)
+    static constexpr int maxSlots = 2 << maxDepth;             // 2k - 1 buckets (equality ones included) + 1 pad
     static constexpr int oversample = 16;                      // sample keys per bucket
     static constexpr int sampleNt = 1024;
     static constexpr int maxSample = (1 << maxDepth) * oversample;
-    static constexpr int sampledLevels = 2;                    // deeper levels split the key range evenly
+    static constexpr int sampledLevels = 2;                    // later levels split the key range evenly
     static constexpr int scanNt = 256, scanVt = 16, scanNv = scanNt * scanVt;
     static constexpr int sumsNt = 1024, classifyNt = 256, copyNt = 256;
     static constexpr uint32_t copyPiece = 1u << 16;            // keys per block of an equality bucket's copy

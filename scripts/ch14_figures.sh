@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The runs whose CSVs the chapter-14 READMEs quote, on the GPU at hand:
-#   scripts/ch14_figures.sh [GROUP...]      GROUP: keys pairs dist t4 (default: all four)
+#   scripts/ch14_figures.sh [GROUP...] [SORT]   GROUP: keys pairs dist t4 (default: all four);
+#                                               SORT: merge_sort or sample_sort (default: both)
 #   keys   each sort's default run: the 2^28-key table (uniform uint32) and the size sweep
 #   pairs  the same with values (--pairs)
 #   dist   a table per distribution (--dist all), keys
@@ -9,17 +10,21 @@
 # Each sort is built from its one file with the nvcc line of its header (-arch for this card, sm_75 for
 # t4), builds side by side; each run median of 9 (REPEATS to change), CSV and log in OUT_DIR (default
 # build-gpu/figures), named SORT-GROUP.csv. A table of runs, exit codes and seconds is printed last; the
-# exit code is 1 if a build or run failed. About 2 minutes a group a sort on an H200.
+# exit code is 1 if a build or run failed. On an H200 a group takes about 2 minutes a sort, dist several
+# (each distribution's host reference sort of 2^28 keys takes seconds): give dist a call of its own a sort.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
-groups=("$@")
-[ ${#groups[@]} -eq 0 ] && groups=(keys pairs dist t4)
-for g in "${groups[@]}"; do
-  case "$g" in
-    keys|pairs|dist|t4) ;;
-    *) echo "ch14_figures.sh: unknown group '$g' (allowed: keys pairs dist t4)" >&2; exit 2 ;;
+groups=(); sorts=()
+for arg in "$@"; do
+  case "$arg" in
+    keys|pairs|dist|t4) groups+=("$arg") ;;
+    merge_sort) sorts+=(ch14-mergesort/merge_sort) ;;
+    sample_sort) sorts+=(ch14-samplesort/sample_sort) ;;
+    *) echo "ch14_figures.sh: unknown argument '$arg' (allowed: keys pairs dist t4 merge_sort sample_sort)" >&2; exit 2 ;;
   esac
 done
+[ ${#groups[@]} -eq 0 ] && groups=(keys pairs dist t4)
+[ ${#sorts[@]} -eq 0 ] && sorts=(ch14-mergesort/merge_sort ch14-samplesort/sample_sort)
 cc=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -n 1 | tr -d ' .')
 if [ -z "$cc" ]; then
   echo "ch14_figures.sh: no GPU here (nvidia-smi failed); scripts/test.sh runs the host tests" >&2
@@ -28,7 +33,6 @@ fi
 OUT_DIR="${OUT_DIR:-build-gpu/figures}"
 REPEATS="${REPEATS:-9}"
 mkdir -p "$OUT_DIR"
-sorts=(ch14-mergesort/merge_sort ch14-samplesort/sample_sort)
 
 names=(); results=(); seconds=()
 record() {  # NAME RC START

@@ -9,7 +9,7 @@
 // Build (one file):  nvcc -std=c++17 -O3 -arch=sm_75 -o sample_sort sample_sort.cu
 //                    (your card's -arch, e.g. sm_90 on an H100/H200)
 // Run:
-//   ./sample_sort                  Part A, checks, the 2^28-key table (uniform uint32), the size sweep
+//   ./sample_sort                  device report, Part A, checks, the 2^28-key table (uniform uint32), the size sweep
 //   ./sample_sort --dist all       a table per distribution, then the summary
 //   ./sample_sort --quick          2^22 keys, for a short Colab cell on a T4
 //   ./sample_sort --verify         every kernel on the adversarial set, every distribution

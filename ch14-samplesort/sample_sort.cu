@@ -494,8 +494,8 @@ __device__ inline void warpRank(const unsigned (&bucket)[kVt], unsigned (&rank)[
 
 // Distinct ranks in any order, for what needs no stable order: the histogram (which keeps only the counts),
 // the scatter of keys alone and the bucket sort's first pass of keys alone (equal keys are equal bits, and
-// every bucket is sorted or all-equal afterwards). One shared-memory atomic a key into counts; when the whole warp holds one bucket (sorted,
-// all-equal, runs), one lane adds 32, so the atomics never serialize 32-way.
+// every bucket is sorted or all-equal afterwards). One shared-memory atomic a key into counts; when the
+// whole warp holds one bucket (sorted, all-equal, runs), one lane adds 32, so the atomics never serialize.
 template <int kVt>
 __device__ inline void warpRankAnyOrder(const unsigned (&bucket)[kVt], unsigned (&rank)[kVt], unsigned* counts) {
     const unsigned lane = threadIdx.x & 31;
@@ -891,7 +891,8 @@ __device__ __forceinline__ void listCopies(size_t start, size_t len, Plan* plan,
 }
 
 // One thread per (segment, bucket): the bucket's place from the scanned rows, then its fate: nothing (empty),
-// a copy (its keys take one value, or it holds one key), one block's sort (at most cap keys), or a segment of the next level.
+// a copy (its keys take one value, or it holds one key), one block's sort (at most cap keys), or a segment of
+// the next level.
 template <int kDepth>
 __global__ void classifyKernel(const Segment* segs, unsigned numSegs, const uint32_t* trees, const uint64_t* offsets,
     size_t cap, Plan* plan, Segment* next, Task* lists, const size_t* listBase, const size_t* listCap) {
@@ -1134,8 +1135,8 @@ SortWords sortWordsOf(SortBuffers<Key>& d, size_t n, bool descending) {
             reinterpret_cast<uint32_t*>(d.out.get()), d.vout.get(), n, rankMapOf<Key>(descending ? ~0u : 0u)};
 }
 
-// The sort's scratch, typed by no Key: the levels' ordered keys and values, trees, histogram rows, segments, task lists
-// and plan. Sized once (reserve) for the largest sort it will run; sample_sort_gpus.cu keeps one a rank.
+// The sort's scratch, typed by no Key: the levels' ordered keys and values, trees, histogram rows, segments,
+// task lists and plan. Sized once (reserve) for the largest sort it will run; sample_sort_gpus.cu keeps one a rank.
 struct SortScratch {
     DeviceBuffer<uint32_t> keysA, keysB, valuesA, valuesB, trees, counts;
     DeviceBuffer<uint64_t> offsets, sums;

@@ -576,9 +576,9 @@ __device__ inline void countTile(size_t begin, size_t end, unsigned* warpRow, un
     constexpr int vt = Tuning::vt, nv = Tuning::nv;
     using Word = decltype(load(begin));
     for (size_t chunk = begin; chunk < end; chunk += nv) {
+        Word key[vt];  // a size_t bound: a 32-bit one changes the registers this kernel gets (not yet timed)
+        loadStriped(smaller(end - chunk, nv), key, Word{}, [&](unsigned p) { return load(chunk + p); });
         const unsigned len = static_cast<unsigned>(smaller(end - chunk, nv));
-        Word key[vt];
-        loadStriped(len, key, Word{}, [&](unsigned p) { return load(chunk + p); });
         unsigned bucket[vt], rank[vt];  // the ranks go unused: a count needs none
         DEVICE_UNROLL
         for (int j = 0; j < vt; ++j) {

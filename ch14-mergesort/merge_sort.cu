@@ -181,8 +181,8 @@ bool seedExamples() {
 // ================================================================ Part B
 // Production. Keys travel as ranks (common's RankMap, applied as the block sort loads and undone as the last
 // pass stores: every kernel is compiled once for all key types and orders), so each comparison is one unsigned
-// compare. Ties take the left run in every merge (and with values in every thread's sort): the sort is stable. A kernel is a few steps over a tile in
-// shared memory, each merge one mergePath and one serialMerge:
+// compare. Ties take the left run in every merge (and with values in every thread's sort): the sort is stable.
+// A kernel is a few steps over a tile in shared memory, each merge one mergePath and one serialMerge:
 //   block sort:  loadTile | threadSort | (stageThread | blockRound) x log2(blockNt) | stageThread | storeTile
 //   partition:   tileSplit, a warp a tile two-way (warpSearch), a thread a tile four-way
 //   merge pass:  loadSpans | mergeRound (once two-way, twice four-way) | storeTile
@@ -333,8 +333,8 @@ template <int kVt> __host__ __device__ inline void oddEvenMergeSort(uint32_t (&k
     applyNetwork(k, std::make_integer_sequence<int, oddEvenComparator(kVt, 0).count>{});
 }
 
-// Every kernel's last step: a tile's count keys from shared memory to keysOut (16-byte aligned), a 16-byte chunk a thread
-// (a ragged end key by key), ranks turned back into keys on the sort's last pass (toKey).
+// Every kernel's last step: a tile's count keys from shared memory to keysOut (16-byte aligned), a 16-byte chunk a
+// thread (a ragged end key by key), ranks turned back into keys on the sort's last pass (toKey).
 template <int kNt, int kItems, bool kPairs>
 __host__ __device__ inline void storeTile(int tid, int count, const uint32_t* sKeys, const uint32_t* sVals,
                                           uint32_t* keysOut, uint32_t* valsOut, RankMap map, bool toKey) {
@@ -536,8 +536,8 @@ template <int kRuns> struct TileRuns {
     }
 };
 
-// Where tile t's spans lie: shared position x of run i comes from global bias[i] + x. splits: the tile's split, then the next tile's, where its span ends (or at its run's end where the
-// group ends here).
+// Where tile t's spans lie: shared position x of run i comes from global bias[i] + x. splits: the tile's split,
+// then the next tile's, where its span ends (or at its run's end where the group ends here).
 template <int kWays> struct TileSpans {
     size_t t0, bias[kWays];
     TileRuns<kWays> runs;
@@ -679,8 +679,7 @@ inline std::vector<MergeStep> mergeSteps(size_t n, size_t tile, int ways) {
     return steps;
 }
 
-// A sort: passes over memory, each a timed step (common's: a name, the run width it merges (the block sort: its tile) and a
-// launch), ping-ponging so the last one lands in out.
+// What a sort's passes read and write.
 struct PassBuffers {
     const void* keysIn;      // n keys (Key)
     const uint32_t* valsIn;  // n values, or null for keys only
@@ -689,6 +688,8 @@ struct PassBuffers {
     size_t* partitions;      // 4 * ceilDiv(n, kSmallestNv) + 1 entries
 };
 
+// A sort: passes over memory, each a timed step (common's TimedStep: a name, the run width it merges (the block
+// sort: its tile) and a launch), ping-ponging so the last one lands in out.
 template <class T, bool kPairs> std::vector<TimedStep> planSort(const PassBuffers& buf, size_t n, RankMap map, int ways) {
     std::vector<TimedStep> plan;
     if (n == 0) return plan;

@@ -217,8 +217,8 @@ struct Tuning {
     static constexpr int scatterVt(bool pairs) { return pairs ? 16 : 8; }
     static constexpr int scatterNt(bool pairs) { return pairs ? 256 : 512; }
     static constexpr int chunksPerTile = 8;                    // the histogram's chunks (the scatter's hold 4096 keys)
-    static constexpr size_t tileKeys = size_t{nv} * chunksPerTile;  // a tile: the keys one histogram or scatter block owns
-    static constexpr int maxDepth = 8;                         // tree depth: k = 2^depth buckets by splitters (a leaf: a byte)
+    static constexpr size_t tileKeys = size_t{nv} * chunksPerTile;  // the keys one histogram or scatter block owns
+    static constexpr int maxDepth = 8;                         // tree depth: k = 2^depth buckets by splitters
     static constexpr int maxSlots = 2 << maxDepth;             // 2k - 1 buckets (equality ones included) + 1 pad
     static constexpr int oversample = 16;                      // sample keys per bucket
     static constexpr int sampleNt = 1024;

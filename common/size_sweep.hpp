@@ -12,6 +12,7 @@
 #include "lesson.hpp"
 #include "table.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <string>
@@ -44,8 +45,7 @@ struct SweepPoint {
 template <class TimedRows>
 SweepPoint sweepPoint(const TimedRows& t, const std::vector<std::string>& names, const std::string& chosen, const std::string& why) {
     SweepPoint p{chosen, why, names[t.best], 0, t.ms[t.best], t.libraryMs, t.othersMs.at(0), t.copyMs};
-    size_t c = 0;
-    while (c < names.size() && names[c] != chosen) ++c;
+    const size_t c = static_cast<size_t>(std::find(names.begin(), names.end(), chosen) - names.begin());
     if (c == names.size()) p.chosen = p.best, p.why = "the row the sort chooses (" + chosen + ") did not run: the fastest stands in";
     p.chosenMs = c == names.size() ? p.ms : t.ms[c];
     return p;

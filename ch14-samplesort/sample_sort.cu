@@ -18,15 +18,17 @@
 // Reading map: "Part A" (bucketOf, the seed's kernels, the trap); "Part B": "tuning" (Tuning, the
 // bucket-sort tiers, the packed fields, the plan), "pieces" (tree, splitters, bucket ranges, peer rank, the
 // histogram's layout, sample positions), "block-level helpers" (striped loads, warp ranks, block scans,
-// counting a tile), "kernels" (splitters, histogram, scan, scatter, classify, bucket sort, copy, each with
-// its steps), "launchers" (configs, balance, scratch, the level loop); "the variant table"; "selftest";
-// "the lesson" (verify, the tables); "main". sample_sort_gpus.cu includes this file (with
-// SAMPLE_SORT_NO_MAIN) and runs Part B as it is on every GPU's share of the keys.
+// counting a tile), "kernels" (splitters, histogram, scatter, classify, bucket sort, copy, each with its
+// steps), "launchers" (configs, balance, CUB's scan of the counts, scratch, the level loop); "the variant
+// table"; "selftest"; "the lesson" (verify, the tables); "main". sample_sort_gpus.cu includes this file
+// (with SAMPLE_SORT_NO_MAIN) and runs Part B as it is on every GPU's share of the keys.
 // Change: --n, --key, --pairs, --descending, --input/--dist, --only, --sizes; Tuning (oversampling, tile).
 // Exercise (README.md): -DEXERCISE_UNSTABLE_RANK makes the stable ranks unstable, which provenance shows.
 
 #include "../common/selftest.hpp"
 #include "../common/sort_options.hpp"  // and with it the inputs, the sort buffers, the variant table
+
+#include <cub/device/device_scan.cuh>
 
 #include <cmath>
 #include <numeric>
@@ -224,8 +226,7 @@ struct Tuning {
     static constexpr int sampleNt = 1024;
     static constexpr int maxSample = (1 << maxDepth) * oversample;
     static constexpr int sampledLevels = 2;                    // later levels split the key range evenly
-    static constexpr int scanNt = 256, scanVt = 16, scanNv = scanNt * scanVt;
-    static constexpr int sumsNt = 1024, classifyNt = 256, copyNt = 256;
+    static constexpr int classifyNt = 256, copyNt = 256;
     static constexpr uint32_t copyPiece = 1u << 16;            // keys per block of an equality bucket's copy
 };
 
@@ -661,66 +662,6 @@ __global__ void __launch_bounds__(Tuning::nt) histogramKernel(WordSource src, co
     }
 }
 
-// The exclusive scan of every histogram row, in three launches: the sum of each block's stretch, the scan
-// of those sums (one block), then each stretch. A stretch is read as a chunk is (striped: each warp 32
-// consecutive counts at a time), so every load and store coalesces.
-__global__ void __launch_bounds__(Tuning::scanNt) scanSumsKernel(const unsigned* counts, size_t count, uint64_t* sums) {
-    __shared__ unsigned scratch[32];
-    const size_t first = static_cast<size_t>(blockIdx.x) * Tuning::scanNv;
-    unsigned mine = 0;
-    for (int q = 0; q < Tuning::scanVt; ++q) {
-        const size_t i = first + stripedPosition<Tuning::scanVt>(q);
-        mine += i < count ? counts[i] : 0;
-    }
-    unsigned total;
-    blockExclusiveSum<Tuning::scanNt>(mine, scratch, total);  // fits 32 bits: scanNv counts of at most tileKeys each
-    if (threadIdx.x == 0) sums[blockIdx.x] = total;
-}
-
-__global__ void __launch_bounds__(Tuning::sumsNt) scanBlockSumsKernel(uint64_t* sums, size_t count) {
-    __shared__ uint64_t scratch[32];
-    const size_t per = ceilDiv<size_t>(count, Tuning::sumsNt), first = threadIdx.x * per;
-    uint64_t mine = 0, total;
-    for (size_t q = first; q < first + per && q < count; ++q) mine += sums[q];
-    uint64_t running = blockExclusiveSum<Tuning::sumsNt>(mine, scratch, total);
-    for (size_t q = first; q < first + per && q < count; ++q) {
-        const uint64_t c = sums[q];
-        sums[q] = running;
-        running += c;
-    }
-}
-
-// Each warp's part of the stretch is 32 x scanVt consecutive counts: the warps' totals are scanned across
-// the block (lane 0 of each warp carries its warp's), then each row of 32 by shuffles, carried row to row.
-__global__ void __launch_bounds__(Tuning::scanNt) scanStretchKernel(const unsigned* counts, size_t count,
-    const uint64_t* sums, uint64_t* offsets) {
-    __shared__ unsigned scratch[32];
-    const unsigned lane = threadIdx.x & 31;
-    const size_t first = static_cast<size_t>(blockIdx.x) * Tuning::scanNv;
-    unsigned in[Tuning::scanVt], warpSum = 0;
-    DEVICE_UNROLL
-    for (int q = 0; q < Tuning::scanVt; ++q) {
-        const size_t i = first + stripedPosition<Tuning::scanVt>(q);
-        in[q] = i < count ? counts[i] : 0;
-        warpSum += in[q];
-    }
-    for (int d = 16; d > 0; d >>= 1) warpSum += __shfl_xor_sync(0xFFFFFFFFu, warpSum, d);
-    unsigned total;
-    const unsigned warpsBelow = blockExclusiveSum<Tuning::scanNt>(lane == 0 ? warpSum : 0, scratch, total);
-    uint64_t carry = sums[blockIdx.x] + __shfl_sync(0xFFFFFFFFu, warpsBelow, 0);
-    DEVICE_UNROLL
-    for (int q = 0; q < Tuning::scanVt; ++q) {
-        unsigned inclusive = in[q];
-        for (int d = 1; d < 32; d <<= 1) {
-            const unsigned y = __shfl_up_sync(0xFFFFFFFFu, inclusive, d);
-            if (lane >= static_cast<unsigned>(d)) inclusive += y;
-        }
-        const size_t i = first + stripedPosition<Tuning::scanVt>(q);
-        if (i < count) offsets[i] = carry + inclusive - in[q];
-        carry += __shfl_sync(0xFFFFFFFFu, inclusive, 31);
-    }
-}
-
 // The scatter's steps, for one chunk of a tile (ScatterShared: its shared memory).
 // A chunk's words (and values, or with keys alone each key's leaf from the histogram), striped.
 template <bool kPairs, int kVt>
@@ -1077,7 +1018,7 @@ struct Balance {
 // Scratch sizes for a config: a segment holds more than cap keys, so there are at most n / (cap + 1) a
 // level past the first.
 struct ScratchSizes {
-    size_t segs = 0, tiles = 0, counts = 0, sums = 0, trees = 0;
+    size_t segs = 0, tiles = 0, counts = 0, trees = 0;
     size_t lists[kLists] = {};
     ScratchSizes() = default;
     ScratchSizes(size_t n, const SortConfig& c) {
@@ -1085,7 +1026,6 @@ struct ScratchSizes {
         segs = 1 + n / (c.cap + 1);  // SortScratch::reserve refuses more than the plan counts
         tiles = ceilDiv(n, Tuning::tileKeys) + segs;
         counts = tiles * slots + 1;
-        sums = ceilDiv(counts, size_t{Tuning::scanNv}) + 1;
         trees = segs * slots;
         const size_t perLevel = segs * (slots - 1);
         size_t below = 1;  // a tier's bucket holds more keys than the tier below holds (tier 0's: 2 at the least)
@@ -1097,7 +1037,7 @@ struct ScratchSizes {
     }
     void grow(const ScratchSizes& o) {
         segs = std::max(segs, o.segs), tiles = std::max(tiles, o.tiles), counts = std::max(counts, o.counts);
-        sums = std::max(sums, o.sums), trees = std::max(trees, o.trees);
+        trees = std::max(trees, o.trees);
         for (int l = 0; l < kLists; ++l) lists[l] = std::max(lists[l], o.lists[l]);
     }
     size_t bytes(size_t n, bool pairs) const {
@@ -1105,7 +1045,7 @@ struct ScratchSizes {
         for (size_t l : lists) listTotal += l;
         const size_t leaves = pairs ? 0 : n;  // a byte a key, keys alone
         return 2 * n * (pairs ? 8 : 4) + leaves + 2 * segs * sizeof(Segment) + counts * (sizeof(unsigned) + sizeof(uint64_t)) +
-               sums * 8 + trees * 4 + listTotal * sizeof(Task) + 4096;
+               counts / 16 + trees * 4 + listTotal * sizeof(Task) + 4096;  // counts / 16: more than CUB's scan asks
     }
 };
 
@@ -1117,6 +1057,14 @@ inline size_t largestTier(const DeviceInfo& device, bool pairs) {
         if (TierAt<t>::sharedBytes(pairs) <= device.sharedPerBlockOptin) keys = TierAt<t>::nv;
     });
     return keys;
+}
+
+// The exclusive scan of a level's `count` histogram counts into its offsets: CUB's single-pass scan (each
+// count read once; temp == nullptr asks the bytes it needs). 32-bit counts, 64-bit sums: Sum64's type makes
+// CUB add in 64 bits.
+struct Sum64 { __host__ __device__ uint64_t operator()(uint64_t a, uint64_t b) const { return a + b; } };
+inline cudaError_t scanCounts(void* temp, size_t& bytes, const unsigned* counts, uint64_t* offsets, size_t count) {
+    return cub::DeviceScan::ExclusiveScan(temp, bytes, counts, offsets, Sum64{}, uint64_t{0}, count);
 }
 
 // What one sort reads and writes, as 32-bit words (map: the caller's keys to ordered ranks and back); n
@@ -1139,7 +1087,8 @@ SortWords sortWordsOf(SortBuffers<Key>& d, size_t n, bool descending) {
 // task lists and plan. Sized once (reserve) for the largest sort it will run; sample_sort_gpus.cu keeps one a rank.
 struct SortScratch {
     DeviceBuffer<uint32_t> keysA, keysB, valuesA, valuesB, trees, counts;
-    DeviceBuffer<uint64_t> offsets, sums;
+    DeviceBuffer<uint64_t> offsets;
+    DeviceBuffer<unsigned char> scanTemp;  // CUB's, for scanCounts
     DeviceBuffer<uint8_t> leaves;  // keys alone: each key's tree leaf, from the histogram to the scatter
     DeviceBuffer<Segment> segs[2];
     DeviceBuffer<Task> lists;
@@ -1160,7 +1109,9 @@ struct SortScratch {
         trees.allocate(s.trees);
         counts.allocate(s.counts);
         offsets.allocate(s.counts);
-        sums.allocate(s.sums);
+        size_t scanBytes = 0;
+        CUDA_CHECK(scanCounts(nullptr, scanBytes, counts.get(), offsets.get(), s.counts));
+        scanTemp.allocate(scanBytes);
         segs[0].allocate(s.segs);
         segs[1].allocate(s.segs);
         size_t meta[2 * kLists], total = 0;
@@ -1182,17 +1133,6 @@ struct Problem {
     void poison() { d.poison(); }
     void reserve(const ScratchSizes& s) { scratch.reserve(d.n, d.pairs, s); }
 };
-
-// The exclusive scan of `count` histogram counts into offsets.
-inline void scanCounts(SortScratch& p, size_t count) {
-    const unsigned blocks = gridFor(count, Tuning::scanNv, "scanCounts");
-    scanSumsKernel<<<blocks, Tuning::scanNt>>>(p.counts.get(), count, p.sums.get());
-    CUDA_CHECK_LAUNCH("scanSumsKernel");
-    scanBlockSumsKernel<<<1, Tuning::sumsNt>>>(p.sums.get(), blocks);
-    CUDA_CHECK_LAUNCH("scanBlockSumsKernel");
-    scanStretchKernel<<<blocks, Tuning::scanNt>>>(p.counts.get(), count, p.sums.get(), p.offsets.get());
-    CUDA_CHECK_LAUNCH("scanStretchKernel");
-}
 
 template <class Tier, bool kPairs>
 void launchBucketSorts(SortScratch& p, const SortWords& io, int list, unsigned count, const uint32_t* keys, const uint32_t* values) {
@@ -1222,7 +1162,8 @@ Plan runLevel(SortScratch& p, const SortWords& io, size_t cap, int level, WordSo
     histogramKernel<kDepth><<<tiles, Tuning::nt>>>(src, segs, numSegs, p.trees.get(), p.counts.get(),
                                                     kPairs ? nullptr : p.leaves.get());
     CUDA_CHECK_LAUNCH("histogramKernel");
-    scanCounts(p, numTiles * slots);
+    size_t scanBytes = p.scanTemp.size();
+    CUDA_CHECK(scanCounts(p.scanTemp.get(), scanBytes, p.counts.get(), p.offsets.get(), numTiles * slots));
     constexpr size_t scatterBytes = sizeof(ScatterShared<kPairs>);  // past 48 KiB with values: the opt-in, as for the bucket sorts
     CUDA_CHECK(cudaFuncSetAttribute(scatterKernel<kDepth, kPairs>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                     static_cast<int>(scatterBytes)));

@@ -1147,29 +1147,38 @@ void launchBucketSorts(SortScratch& p, const SortWords& io, int list, unsigned c
     CUDA_CHECK_LAUNCH("bucketSortKernel");
 }
 
-// One level: splitters, histogram, scan, scatter, classify; then the host reads the plan (a few bytes:
-// the one wait a level), sorts this level's small buckets and sizes the next level's grids.
+// One level of `keys` keys: splitters, histogram, scan, scatter, classify; then the host reads the plan (a
+// few bytes: the one wait a level), sorts this level's small buckets and sizes the next level's grids. With
+// marks, a mark after each step's launches: its name, what it worked on, the bytes it must move.
 template <int kDepth, bool kPairs>
 Plan runLevel(SortScratch& p, const SortWords& io, size_t cap, int level, WordSource src, const uint32_t* valuesIn, unsigned numSegs,
-              size_t numTiles) {
+              size_t numTiles, size_t keys, StepMarks* marks) {
     constexpr int slots = 2 << kDepth;
+    constexpr double keyBytes = kPairs ? 8 : 4;  // a key and its value, read or written
+    auto mark = [&](const char* step, size_t count, const char* what, double bytes) {
+        if (marks) marks->step("level " + std::to_string(level + 1) + " " + step, std::to_string(count) + " " + what, bytes);
+    };
     const Segment* segs = p.segs[level & 1].get();
     uint32_t* keysOut = level & 1 ? p.keysB.get() : p.keysA.get();
     uint32_t* valuesOut = level & 1 ? p.valuesB.get() : p.valuesA.get();
     splittersKernel<<<numSegs, Tuning::sampleNt>>>(src, segs, p.trees.get(), kDepth, level, level < Tuning::sampledLevels);
     CUDA_CHECK_LAUNCH("splittersKernel");
+    mark("splitters", numSegs, "segments", 0);
     const unsigned tiles = gridFor(numTiles, 1, "histogramKernel");
     histogramKernel<kDepth><<<tiles, Tuning::nt>>>(src, segs, numSegs, p.trees.get(), p.counts.get(),
                                                     kPairs ? nullptr : p.leaves.get());
     CUDA_CHECK_LAUNCH("histogramKernel");
+    mark("histogram", keys, "keys", keys * (kPairs ? 4.0 : 5.0));  // keys alone: and a leaf a key
     size_t scanBytes = p.scanTemp.size();
     CUDA_CHECK(scanCounts(p.scanTemp.get(), scanBytes, p.counts.get(), p.offsets.get(), numTiles * slots));
+    mark("scan", numTiles * slots, "counts", numTiles * slots * 12.0);
     constexpr size_t scatterBytes = sizeof(ScatterShared<kPairs>);  // past 48 KiB with values: the opt-in, as for the bucket sorts
     CUDA_CHECK(cudaFuncSetAttribute(scatterKernel<kDepth, kPairs>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                     static_cast<int>(scatterBytes)));
     scatterKernel<kDepth, kPairs><<<tiles, ScatterShared<kPairs>::nt, scatterBytes>>>(
         src, valuesIn, p.leaves.get(), segs, numSegs, p.trees.get(), p.offsets.get(), keysOut, valuesOut);
     CUDA_CHECK_LAUNCH("scatterKernel");
+    mark("scatter", keys, "keys", keys * (2 * keyBytes + (kPairs ? 0 : 1)));
     CUDA_CHECK(cudaMemsetAsync(p.plan.get(), 0, sizeof(Plan)));
     classifyKernel<kDepth><<<gridFor(size_t{numSegs} * slots, Tuning::classifyNt, "classifyKernel"), Tuning::classifyNt>>>(
         segs, numSegs, p.trees.get(), p.offsets.get(), cap, p.plan.get(), p.segs[(level + 1) & 1].get(), p.lists.get(),
@@ -1181,11 +1190,18 @@ Plan runLevel(SortScratch& p, const SortWords& io, size_t cap, int level, WordSo
         std::fprintf(stderr, "sample_sort: a task list outgrew its scratch (%s:%d)\n", __FILE__, __LINE__);
         std::exit(kExitCudaError);
     }
-    forEachTier([&](auto t) { launchBucketSorts<TierAt<t>, kPairs>(p, io, t, plan.lists[t], keysOut, valuesOut); });
+    mark("classify, plan", size_t{numSegs} * slots, "buckets", 0);
+    unsigned blocks = 0;
+    forEachTier([&](auto t) {
+        launchBucketSorts<TierAt<t>, kPairs>(p, io, t, plan.lists[t], keysOut, valuesOut);
+        blocks += plan.lists[t];
+    });
+    if (blocks) mark("one-block sorts", blocks, "buckets", plan.keysToBlocks * 2 * keyBytes);
     if (plan.lists[kCopyList]) {
         copyKernel<kPairs><<<plan.lists[kCopyList], Tuning::copyNt>>>(p.lists.get() + p.listBase[kCopyList], keysOut, valuesOut,
                                                                      io.out, io.valuesOut, io.map);
         CUDA_CHECK_LAUNCH("copyKernel");
+        mark("copies", plan.lists[kCopyList], "pieces", plan.keysEqual * 2 * keyBytes);
     }
     return plan;
 }
@@ -1196,7 +1212,7 @@ Plan runLevel(SortScratch& p, const SortWords& io, size_t cap, int level, WordSo
 // would hold tens of keys each, whose one-block sorts and one-key copies would cost more than the keys.
 constexpr int kNarrowDepth = 4;
 template <bool kPairs>
-void sampleSortAs(SortScratch& p, const SortWords& io, const SortConfig& c) {
+void sampleSortAs(SortScratch& p, const SortWords& io, const SortConfig& c, StepMarks* marks) {
     const size_t n = io.n;
     p.balance = {n, kPairs, {}};
     if (n == 0) return;
@@ -1214,8 +1230,8 @@ void sampleSortAs(SortScratch& p, const SortWords& io, const SortConfig& c) {
         const WordSource src = level == 0 ? WordSource{io.in, io.map} : WordSource{level & 1 ? p.keysA.get() : p.keysB.get(), RankMap{}};
         const uint32_t* valuesIn = level == 0 ? io.valuesIn : level & 1 ? p.valuesA.get() : p.valuesB.get();
         const Plan plan = narrow || c.depth == kNarrowDepth
-            ? runLevel<kNarrowDepth, kPairs>(p, io, c.cap, level, src, valuesIn, numSegs, numTiles)
-            : runLevel<Tuning::maxDepth, kPairs>(p, io, c.cap, level, src, valuesIn, numSegs, numTiles);
+            ? runLevel<kNarrowDepth, kPairs>(p, io, c.cap, level, src, valuesIn, numSegs, numTiles, keys, marks)
+            : runLevel<Tuning::maxDepth, kPairs>(p, io, c.cap, level, src, valuesIn, numSegs, numTiles, keys, marks);
         p.balance.levels.push_back({numSegs, keys, 1 << (narrow ? kNarrowDepth : c.depth), plan});
         keys -= plan.keysToBlocks + plan.keysEqual;
         largest = plan.largest;  // the next level's segments are this level's buckets past cap
@@ -1224,8 +1240,9 @@ void sampleSortAs(SortScratch& p, const SortWords& io, const SortConfig& c) {
     }
 }
 
-inline void sampleSort(SortScratch& p, const SortWords& io, const SortConfig& c) {
-    io.pairs() ? sampleSortAs<true>(p, io, c) : sampleSortAs<false>(p, io, c);
+// marks: each step timed on its own (the lesson's per-step table); nullptr in every other sort.
+inline void sampleSort(SortScratch& p, const SortWords& io, const SortConfig& c, StepMarks* marks = nullptr) {
+    io.pairs() ? sampleSortAs<true>(p, io, c, marks) : sampleSortAs<false>(p, io, c, marks);
 }
 template <class Key>
 void sampleSort(Problem<Key>& p, const SortConfig& c) { sampleSort(p.scratch, sortWordsOf(p.d, p.d.n, p.descending), c); }
@@ -1536,12 +1553,19 @@ int runDistribution(const SortOptions& o, const Run& run, SortShape dist, size_t
                 name, n, keyName<Key>(), o.pairs ? "key-value pairs" : "keys", o.descending ? ", descending" : "", rows.size());
     for (size_t r = 0; r < rows.size() && echo; ++r) printBalance(rows[r].name, balances[r]);
     if (!run.timing || n == 0) return kExitPass;
-    TimedTable<Problem<Key>> table = cub.table(std::string("sample sort, ") + name + ", " + std::to_string(n) + " " +
-                                                   keyName<Key>() + (o.pairs ? " pairs" : " keys"),
-                                               {{"buckets", 7}, {"block cap", 9}, {"sample/k", 8}}, p.d);
+    const std::string label = std::string(name) + ", " + std::to_string(n) + " " + keyName<Key>() + (o.pairs ? " pairs" : " keys");
+    TimedTable<Problem<Key>> table = cub.table("sample sort, " + label, {{"buckets", 7}, {"block cap", 9}, {"sample/k", 8}}, p.d);
     table.versus = "vs merge";
     table.echo = echo;
     const TimedRows t = timeRows(table, rows, p, run, csv);
+    for (const auto& [row, config] : sortConfigs(run.device, o.pairs))  // the first table: the chosen row's steps
+        if (echo && csv && out.empty() && row == chosenRow(n) && run.wants(row)) {
+            const SortWords io = sortWordsOf(p.d, n, o.descending);
+            const SortConfig c = config;  // (a lambda captures no structured binding in C++17)
+            StepMarks marks;
+            const auto steps = marks.time([&](StepMarks& m) { sampleSort(p.scratch, io, c, &m); }, run.plan);
+            stepTable("each step of " + row + " (" + label + ")", {"step", "work"}, steps, p.d.bytesPerPass(), t.copyMs, *csv);
+        }
     if (!rows.empty()) {
         const auto& first = balances[0].levels[0];
         const double largest = first.plan.nonEmpty ? first.plan.largest / (static_cast<double>(n) / first.plan.nonEmpty) : 0.0;

@@ -5,6 +5,7 @@
 #include "cuda_check.cuh"
 
 #include <algorithm>
+#include <string>
 #include <vector>
 
 struct TimingPlan {
@@ -38,35 +39,77 @@ double medianMs(Launch&& launch, TimingPlan plan = {}) {
     return samples[samples.size() / 2];
 }
 
-// Times each step of a pipeline that runs in order (each step reads what
-// the one before wrote): events between the steps of whole runs, warm-up
-// runs first, the median of each step in milliseconds.
-template <class Step>
-std::vector<double> stepMediansMs(const std::vector<Step>& steps, TimingPlan plan = {}) {
-    std::vector<cudaEvent_t> events(steps.size() + 1);
-    for (auto& e : events) CUDA_CHECK(cudaEventCreate(&e));
-    std::vector<std::vector<float>> samples(steps.size());
-    for (int r = 0; r < plan.warmups + std::max(plan.repeats, 1); ++r) {
-        CUDA_CHECK(cudaEventRecord(events[0]));
-        for (size_t p = 0; p < steps.size(); ++p) {
-            steps[p]();
-            CUDA_CHECK(cudaEventRecord(events[p + 1]));
-        }
-        CUDA_CHECK(cudaEventSynchronize(events.back()));
-        for (size_t p = 0; p < steps.size() && r >= plan.warmups; ++p) {
-            float ms = 0.0f;
-            CUDA_CHECK(cudaEventElapsedTime(&ms, events[p], events[p + 1]));
-            samples[p].push_back(ms);
-        }
+// A step of a pipeline, timed: its name, what it worked on (a table's knob cell), the bytes it must move
+// (0: none worth counting) and its median time.
+struct StepTime {
+    std::string name, knob;
+    double bytes = 0, ms = 0;
+};
+
+// Times each step of a pipeline that runs in order (each step reads what the one before wrote): events
+// between the steps of whole runs, warm-up runs first, each step's median. The pipeline names its steps as
+// it runs, step() after each step's launches, so one that learns its next launches on the way (a sample
+// sort reads its plan level by level) is timed as it runs; its steps must be the same in every run.
+class StepMarks {
+public:
+    StepMarks() = default;
+    StepMarks(const StepMarks&) = delete;
+    StepMarks& operator=(const StepMarks&) = delete;
+    ~StepMarks() {
+        for (cudaEvent_t e : events_) cudaEventDestroy(e);  // no check: a destructor must not exit
     }
-    for (auto& e : events) CUDA_CHECK(cudaEventDestroy(e));
-    std::vector<double> medians;
-    for (auto& s : samples) {
-        std::nth_element(s.begin(), s.begin() + s.size() / 2, s.end());
-        medians.push_back(s[s.size() / 2]);
+
+    void step(const std::string& name, const std::string& knob = "", double bytes = 0) {
+        if (at_ == steps_.size()) {
+            steps_.push_back({name, knob, bytes, 0});
+            samples_.emplace_back();
+            events_.push_back(newEvent());
+        } else if (steps_[at_].name != name) {
+            std::fprintf(stderr, "step timing: step %zu is \"%s\" in one run, \"%s\" in another\n", at_ + 1,
+                         steps_[at_].name.c_str(), name.c_str());
+            std::exit(kExitCheckFailed);
+        }
+        CUDA_CHECK(cudaEventRecord(events_[++at_]));
     }
-    return medians;
-}
+
+    // pipeline(*this), plan.warmups + plan.repeats times: each step with its median.
+    template <class Pipeline>
+    std::vector<StepTime> time(Pipeline&& pipeline, TimingPlan plan = {}) {
+        if (events_.empty()) events_.push_back(newEvent());  // the start of a run
+        for (int r = 0; r < plan.warmups + std::max(plan.repeats, 1); ++r) {
+            at_ = 0;
+            CUDA_CHECK(cudaEventRecord(events_[0]));
+            pipeline(*this);
+            if (at_ != steps_.size()) {
+                std::fprintf(stderr, "step timing: a run took %zu steps, the first %zu\n", at_, steps_.size());
+                std::exit(kExitCheckFailed);
+            }
+            CUDA_CHECK(cudaEventSynchronize(events_[at_]));
+            for (size_t p = 0; p < at_ && r >= plan.warmups; ++p) {
+                float ms = 0.0f;
+                CUDA_CHECK(cudaEventElapsedTime(&ms, events_[p], events_[p + 1]));
+                samples_[p].push_back(ms);
+            }
+        }
+        for (size_t p = 0; p < steps_.size(); ++p) {
+            auto& s = samples_[p];
+            std::nth_element(s.begin(), s.begin() + s.size() / 2, s.end());
+            steps_[p].ms = s[s.size() / 2];
+        }
+        return steps_;
+    }
+
+private:
+    static cudaEvent_t newEvent() {
+        cudaEvent_t e;
+        CUDA_CHECK(cudaEventCreate(&e));
+        return e;
+    }
+    std::vector<StepTime> steps_;
+    std::vector<std::vector<float>> samples_;
+    std::vector<cudaEvent_t> events_;  // events_[0]: a run's start; events_[p + 1]: after step p
+    size_t at_ = 0;                    // steps marked in this run
+};
 
 // Bandwidth in GB/s (1e9 bytes per second) of moving `bytes` in `ms`.
 inline double gbPerSecond(double bytes, double ms) { return ms > 0 ? bytes / (ms * 1e6) : 0.0; }

@@ -28,22 +28,34 @@ std::vector<Variant<Problem>> selectRows(const std::vector<Variant<Problem>>& ro
     return chosen;
 }
 
-// A plan's steps (a sort's passes), each timed on its own within whole runs (each reads what the one before
-// wrote): a row a step with its time, GB/s and share of a copy of the same bytes, then their sum.
+// A pipeline's steps, timed (StepMarks): a row a step with its time and, where it names the bytes it must
+// move, its GB/s and its speed as a share of a copy's (copyBytes in copyMs); then the sum.
+inline void stepTable(const std::string& title, const std::vector<std::string>& columns, const std::vector<StepTime>& steps,
+                      double copyBytes, double copyMs, CsvFile& csv) {
+    int nameWidth = 12, knobWidth = 10;
+    for (const StepTime& step : steps)
+        nameWidth = std::max(nameWidth, static_cast<int>(step.name.size())), knobWidth = std::max(knobWidth, static_cast<int>(step.knob.size()));
+    Table table(title, {{columns.at(0), nameWidth, true}, {columns.at(1), knobWidth}, {"time (ms)", 9}, {"GB/s", 7}, {"% of copy", 9}}, &csv);
+    const double copyRate = gbPerSecond(copyBytes, copyMs);
+    double ms = 0, bytes = 0;
+    for (const StepTime& step : steps) {
+        const double rate = gbPerSecond(step.bytes, step.ms);
+        table.row({step.name, step.knob, fixed(step.ms, 4), step.bytes > 0 ? fixed(rate, 0) : "",
+                   step.bytes > 0 ? fixed(100.0 * rate / copyRate, 1) : ""});
+        ms += step.ms, bytes += step.bytes;
+    }
+    table.row({"sum", "", fixed(ms, 3), "", fixed(100.0 * gbPerSecond(bytes, ms) / copyRate, 1)});
+}
+
+// A plan's steps (a sort's passes), each moving bytesPerStep, run in order and timed as above.
 struct TimedStep { std::string name, knob; std::function<void()> launch; };
 inline void stepTable(const std::string& title, const std::vector<std::string>& columns, const std::vector<TimedStep>& steps,
                       double bytesPerStep, double copyMs, const Run& run, CsvFile& csv) {
-    std::vector<std::function<void()>> launches;
-    for (const TimedStep& step : steps) launches.push_back(step.launch);
-    const std::vector<double> ms = stepMediansMs(launches, run.plan);
-    Table table(title, {{columns.at(0), 12, true}, {columns.at(1), 10}, {"time (ms)", 9}, {"GB/s", 7}, {"% of copy", 9}}, &csv);
-    double sum = 0;
-    for (size_t p = 0; p < steps.size(); ++p) {
-        table.row({steps[p].name, steps[p].knob, fixed(ms[p], 4), fixed(gbPerSecond(bytesPerStep, ms[p]), 0),
-                   fixed(100.0 * copyMs / ms[p], 1)});
-        sum += ms[p];
-    }
-    table.row({"sum", "", fixed(sum, 3), "", fixed(100.0 * copyMs * steps.size() / sum, 1)});
+    StepMarks marks;
+    const std::vector<StepTime> times = marks.time([&](StepMarks& m) {
+        for (const TimedStep& step : steps) step.launch(), m.step(step.name, step.knob, bytesPerStep);
+    }, run.plan);
+    stepTable(title, columns, times, bytesPerStep, copyMs, csv);
 }
 
 template <class Problem>

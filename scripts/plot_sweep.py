@@ -19,7 +19,9 @@ course's kernels beside path_tiles) get a panel of their own. A --dist all
 run is drawn as bars, a distribution's side by side: the sort's, then each
 library column's beside it (`CUB merge Gkeys/s`, ...), from its summary
 table, or built from its per-distribution tables where it wrote none; its
-first distribution's table is drawn as well. A size sweep (its first column
+first distribution's table is drawn as well. A sort's steps timed in place
+(sample sort's table whose first column is "step") are a climb of their
+times (ms), the sum left out. A size sweep (its first column
 n) is drawn as lines against n: the row the sort chooses (older CSVs: the
 fastest row) and each library
 column (`CUB merge Gkeys/s`, ...), so where the sort overtakes CUB shows as a
@@ -57,6 +59,7 @@ COPY_PREFIXES = ("cudaMemcpy", "device copy")
 LIBRARY_PREFIXES = ("cub::", "thrust::")
 SUMMARY = "distribution"  # the first column of a summary by distribution: a row a distribution
 SWEEP = "n"  # the first column of a size sweep (the chapter-14 sorts): a row a size
+STEP = "step"  # the first column of a sort's steps timed in place (sample sort): a row a step, then "sum"
 DISTRIBUTIONS = ("uniform", "sorted", "reversed", "all-equal", "few-distinct", "zipf", "gaussian", "staggered",
                  "organ-pipe")  # common/inputs.hpp's names, as the sort lessons' --dist all prints them
 OWN_SCALE = 3  # lines whose best value lies below a third of every other line's worst get a panel of their own
@@ -127,7 +130,7 @@ def read_run(path):
     if not run.program:
         run.program = pathlib.Path(path).parent.name or pathlib.Path(path).stem
     for table in run.tables:
-        if table.header and table.header[0] not in ("kernel", SUMMARY, SWEEP):  # Day 36's old part 2: the knob came first
+        if table.header and table.header[0] not in ("kernel", SUMMARY, SWEEP, STEP):  # Day 36's old part 2: the knob came first
             table.header = ["kernel"] + table.header
             table.rows = [[table.title] + row for row in table.rows]
         fill_library_rate(table)
@@ -195,7 +198,7 @@ class Panel:
         y = table.header.index(column)
         points = []
         for row in table.rows:
-            if len(row) <= y or number(row[y]) is None:
+            if len(row) <= y or number(row[y]) is None or (table.header[0] == STEP and row[0] == "sum"):
                 continue
             value, xv = number(row[y]), number(row[x]) if x is not None and x < len(row) else None
             if column == "Gkeys/s" and row[0].startswith(COPY_PREFIXES):
@@ -342,7 +345,7 @@ def panels_of(run, column, table_filter, wanted_x):
     for table in tables_to_draw(run, column):
         if table_filter not in table.title:
             continue
-        chosen = column or ("Gkeys/s" if "Gkeys/s" in table.header else "GB/s")
+        chosen = column or ("time (ms)" if table.header[:1] == [STEP] else "Gkeys/s" if "Gkeys/s" in table.header else "GB/s")
         if chosen not in table.header:
             continue
         panel = Panel(run, table, chosen, choose_x(table, wanted_x))

@@ -7,7 +7,7 @@ labels, reference-line labels and bars):
   every CSV committed in a lesson folder, and Day 36's H200 run beside the
   course text's T4 run each draw a PNG, and no legend label is a table title;
 - the rules: a log axis for knobs that double or grow by x4 (merge sort's
-  widths), legends that name the row, the copy and CUB lines wherever a table
+  widths), a sort's steps as a climb of their times, legends that name the row, the copy and CUB lines wherever a table
   has them (Day 36's CUB row too), the course's kernels on their own scale
   beside the production ones (merge_tiled), a --dist all run drawn as bars,
   one group per distribution (merge sort's as sample sort's, and the old
@@ -75,6 +75,10 @@ def main():
         expect(len(passes) == 1 and passes[0]["x scale"] == "log" and passes[0]["legend"] == ["block sort", "merge x4"]
                and any(r.startswith("device copy") for r in passes[0]["references"]),
                "merge sort's passes: a log axis for the widths, a line per pass named by it, the copy's line")
+        steps = titled(drawn["scripts/tests/sample_sort.csv"], ["each step of"])
+        expect(len(steps) == 1 and steps[0]["ticks"][0] == "level 1 splitters" and len(steps[0]["ticks"]) == 6
+               and "sum" not in steps[0]["ticks"], "sample sort's steps: a climb of the six steps' times, the sum left out"
+               + ("" if len(steps) == 1 else f": {steps}"))
         slices = drawn["scripts/tests/merge_path.csv"][0]
         expect(slices["x scale"] == "log", "Day 36's slice sizes (1, 4, ..., 256): a log axis")
 

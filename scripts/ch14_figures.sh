@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # The runs whose CSVs the chapter-14 READMEs quote, on the GPU at hand:
-#   scripts/ch14_figures.sh [GROUP...] [SORT]   GROUP: keys pairs dist t4 (default: all four);
+#   scripts/ch14_figures.sh [GROUP...] [SORT]   GROUP: keys pairs dist t4 small (default: all five);
 #                                               SORT: merge_sort or sample_sort (default: both)
 #   keys   each sort's default run: the 2^28-key table (uniform uint32) and the size sweep
 #   pairs  the same with values (--pairs)
 #   dist   a table per distribution (--dist all), keys
 #   t4     the sm_75 one-file builds (a T4's), run here through PTX: --verify, then the default run (the
 #          T4 path's sweep)
+#   small  each sort at a learner's sizes, 2^20, 2^22 and 2^24 keys (--n: no size sweep), with the
+#          tables of each step (sample sort) and each pass (merge sort) where the fixed costs show
 # Each sort is built from its one file with the nvcc line of its header (-arch for this card, sm_75 for
 # t4), builds side by side; each run median of 9 (REPEATS to change), CSV and log in OUT_DIR (default
 # build-gpu/figures), named SORT-GROUP.csv. A table of runs, exit codes and seconds is printed last; the
@@ -17,13 +19,13 @@ cd "$(dirname "$0")/.." || exit 2
 groups=(); sorts=()
 for arg in "$@"; do
   case "$arg" in
-    keys|pairs|dist|t4) groups+=("$arg") ;;
+    keys|pairs|dist|t4|small) groups+=("$arg") ;;
     merge_sort) sorts+=(ch14-mergesort/merge_sort) ;;
     sample_sort) sorts+=(ch14-samplesort/sample_sort) ;;
-    *) echo "ch14_figures.sh: unknown argument '$arg' (allowed: keys pairs dist t4 merge_sort sample_sort)" >&2; exit 2 ;;
+    *) echo "ch14_figures.sh: unknown argument '$arg' (allowed: keys pairs dist t4 small merge_sort sample_sort)" >&2; exit 2 ;;
   esac
 done
-[ ${#groups[@]} -eq 0 ] && groups=(keys pairs dist t4)
+[ ${#groups[@]} -eq 0 ] && groups=(keys pairs dist t4 small)
 [ ${#sorts[@]} -eq 0 ] && sorts=(ch14-mergesort/merge_sort ch14-samplesort/sample_sort)
 cc=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -n 1 | tr -d ' .')
 if [ -z "$cc" ]; then
@@ -75,6 +77,7 @@ for g in "${groups[@]}"; do
       dist)  run "$sort-dist" "$sort-sm_$cc" --dist all ;;
       t4)    run "$sort-t4-verify" "$sort-sm_75" --verify
              run "$sort-t4" "$sort-sm_75" ;;
+      small) for log2n in 20 22 24; do run "$sort-small-n$log2n" "$sort-sm_$cc" --n "2^$log2n"; done ;;
     esac
   done
 done

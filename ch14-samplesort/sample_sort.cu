@@ -30,6 +30,7 @@
 
 #include <cub/device/device_scan.cuh>
 
+#include <climits>
 #include <cmath>
 #include <numeric>
 #include <tuple>
@@ -1045,7 +1046,7 @@ struct ScratchSizes {
         for (size_t l : lists) listTotal += l;
         const size_t leaves = pairs ? 0 : n;  // a byte a key, keys alone
         return 2 * n * (pairs ? 8 : 4) + leaves + 2 * segs * sizeof(Segment) + counts * (sizeof(unsigned) + sizeof(uint64_t)) +
-               counts / 16 + trees * 4 + listTotal * sizeof(Task) + 4096;  // counts / 16: more than CUB's scan asks
+               counts / 4 + trees * 4 + listTotal * sizeof(Task) + 4096;  // counts / 4: CUB's scan, 16 B a tile of 64+
     }
 };
 
@@ -1098,8 +1099,8 @@ struct SortScratch {
     Balance balance;  // of the last sort
 
     void reserve(size_t n, bool pairs, const ScratchSizes& s) {  // after the caller's device-memory check, which speaks first
-        if (s.segs > Plan::kSegmentMask) {
-            std::fprintf(stderr, "sample_sort: %zu keys make more segments a level than the plan counts\n", n);
+        if (s.segs > Plan::kSegmentMask || s.counts > INT_MAX) {  // (CUDA 12.0-12.4's CUB scans an int count)
+            std::fprintf(stderr, "sample_sort: %zu keys make more segments or counts a level than one sort holds\n", n);
             std::exit(kExitBadArgument);
         }
         keysA.allocate(n);
@@ -1111,7 +1112,7 @@ struct SortScratch {
         offsets.allocate(s.counts);
         size_t scanBytes = 0;
         CUDA_CHECK(scanCounts(nullptr, scanBytes, counts.get(), offsets.get(), s.counts));
-        scanTemp.allocate(scanBytes);
+        scanTemp.allocate(std::max<size_t>(scanBytes, 1));  // never none: a null temp would only ask the size
         segs[0].allocate(s.segs);
         segs[1].allocate(s.segs);
         size_t meta[2 * kLists], total = 0;
@@ -1149,36 +1150,40 @@ void launchBucketSorts(SortScratch& p, const SortWords& io, int list, unsigned c
 
 // One level of `keys` keys: splitters, histogram, scan, scatter, classify; then the host reads the plan (a
 // few bytes: the one wait a level), sorts this level's small buckets and sizes the next level's grids. With
-// marks, a mark after each step's launches: its name, what it worked on, the bytes it must move.
+// marks, a mark after each step's launches (classify's after the plan is read: its round trip is its time):
+// the step's name, what it worked on, the bytes it must move.
 template <int kDepth, bool kPairs>
 Plan runLevel(SortScratch& p, const SortWords& io, size_t cap, int level, WordSource src, const uint32_t* valuesIn, unsigned numSegs,
               size_t numTiles, size_t keys, StepMarks* marks) {
     constexpr int slots = 2 << kDepth;
     constexpr double keyBytes = kPairs ? 8 : 4;  // a key and its value, read or written
+    const double countBytes = numTiles * slots;  // the histogram's counts: written as 4 bytes, read as 8 (offsets)
     auto mark = [&](const char* step, size_t count, const char* what, double bytes) {
-        if (marks) marks->step("level " + std::to_string(level + 1) + " " + step, std::to_string(count) + " " + what, bytes);
+        if (marks)
+            marks->step("level " + std::to_string(level + 1) + " " + step,
+                        std::to_string(count) + " " + what + (count == 1 ? "" : "s"), bytes);
     };
     const Segment* segs = p.segs[level & 1].get();
     uint32_t* keysOut = level & 1 ? p.keysB.get() : p.keysA.get();
     uint32_t* valuesOut = level & 1 ? p.valuesB.get() : p.valuesA.get();
     splittersKernel<<<numSegs, Tuning::sampleNt>>>(src, segs, p.trees.get(), kDepth, level, level < Tuning::sampledLevels);
     CUDA_CHECK_LAUNCH("splittersKernel");
-    mark("splitters", numSegs, "segments", 0);
+    mark("splitters", numSegs, "segment", 0);
     const unsigned tiles = gridFor(numTiles, 1, "histogramKernel");
     histogramKernel<kDepth><<<tiles, Tuning::nt>>>(src, segs, numSegs, p.trees.get(), p.counts.get(),
                                                     kPairs ? nullptr : p.leaves.get());
     CUDA_CHECK_LAUNCH("histogramKernel");
-    mark("histogram", keys, "keys", keys * (kPairs ? 4.0 : 5.0));  // keys alone: and a leaf a key
+    mark("histogram", keys, "key", keys * (kPairs ? 4.0 : 5.0) + 4 * countBytes);  // keys alone: and a leaf a key
     size_t scanBytes = p.scanTemp.size();
     CUDA_CHECK(scanCounts(p.scanTemp.get(), scanBytes, p.counts.get(), p.offsets.get(), numTiles * slots));
-    mark("scan", numTiles * slots, "counts", numTiles * slots * 12.0);
+    mark("scan", numTiles * slots, "count", 12 * countBytes);
     constexpr size_t scatterBytes = sizeof(ScatterShared<kPairs>);  // past 48 KiB with values: the opt-in, as for the bucket sorts
     CUDA_CHECK(cudaFuncSetAttribute(scatterKernel<kDepth, kPairs>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                     static_cast<int>(scatterBytes)));
     scatterKernel<kDepth, kPairs><<<tiles, ScatterShared<kPairs>::nt, scatterBytes>>>(
         src, valuesIn, p.leaves.get(), segs, numSegs, p.trees.get(), p.offsets.get(), keysOut, valuesOut);
     CUDA_CHECK_LAUNCH("scatterKernel");
-    mark("scatter", keys, "keys", keys * (2 * keyBytes + (kPairs ? 0 : 1)));
+    mark("scatter", keys, "key", keys * (2 * keyBytes + (kPairs ? 0 : 1)) + 8 * countBytes);
     CUDA_CHECK(cudaMemsetAsync(p.plan.get(), 0, sizeof(Plan)));
     classifyKernel<kDepth><<<gridFor(size_t{numSegs} * slots, Tuning::classifyNt, "classifyKernel"), Tuning::classifyNt>>>(
         segs, numSegs, p.trees.get(), p.offsets.get(), cap, p.plan.get(), p.segs[(level + 1) & 1].get(), p.lists.get(),
@@ -1190,18 +1195,18 @@ Plan runLevel(SortScratch& p, const SortWords& io, size_t cap, int level, WordSo
         std::fprintf(stderr, "sample_sort: a task list outgrew its scratch (%s:%d)\n", __FILE__, __LINE__);
         std::exit(kExitCudaError);
     }
-    mark("classify, plan", size_t{numSegs} * slots, "buckets", 0);
+    mark("classify, plan", size_t{numSegs} * slots, "slot", 0);
     unsigned blocks = 0;
     forEachTier([&](auto t) {
         launchBucketSorts<TierAt<t>, kPairs>(p, io, t, plan.lists[t], keysOut, valuesOut);
         blocks += plan.lists[t];
     });
-    if (blocks) mark("one-block sorts", blocks, "buckets", plan.keysToBlocks * 2 * keyBytes);
+    if (blocks) mark("one-block sorts", blocks, "bucket", plan.keysToBlocks * 2 * keyBytes);
     if (plan.lists[kCopyList]) {
         copyKernel<kPairs><<<plan.lists[kCopyList], Tuning::copyNt>>>(p.lists.get() + p.listBase[kCopyList], keysOut, valuesOut,
                                                                      io.out, io.valuesOut, io.map);
         CUDA_CHECK_LAUNCH("copyKernel");
-        mark("copies", plan.lists[kCopyList], "pieces", plan.keysEqual * 2 * keyBytes);
+        mark("copies", plan.lists[kCopyList], "piece", plan.keysEqual * 2 * keyBytes);
     }
     return plan;
 }
@@ -1558,14 +1563,13 @@ int runDistribution(const SortOptions& o, const Run& run, SortShape dist, size_t
     table.versus = "vs merge";
     table.echo = echo;
     const TimedRows t = timeRows(table, rows, p, run, csv);
-    for (const auto& [row, config] : sortConfigs(run.device, o.pairs))  // the first table: the chosen row's steps
-        if (echo && csv && out.empty() && row == chosenRow(n) && run.wants(row)) {
-            const SortWords io = sortWordsOf(p.d, n, o.descending);
-            const SortConfig c = config;  // (a lambda captures no structured binding in C++17)
-            StepMarks marks;
-            const auto steps = marks.time([&](StepMarks& m) { sampleSort(p.scratch, io, c, &m); }, run.plan);
-            stepTable("each step of " + row + " (" + label + ")", {"step", "work"}, steps, p.d.bytesPerPass(), t.copyMs, *csv);
-        }
+    if (echo && csv && out.empty() && run.wants(chosenRow(n))) {  // the first table: each step of the chosen row
+        const auto configs = sortConfigs(run.device, o.pairs);
+        const SortConfig c = std::find_if(configs.begin(), configs.end(), [&](const auto& r) { return r.first == chosenRow(n); })->second;
+        const SortWords io = sortWordsOf(p.d, n, o.descending);
+        const auto steps = StepMarks::time([&](StepMarks& marks) { sampleSort(p.scratch, io, c, &marks); }, run.plan);
+        stepTable("each step of " + chosenRow(n) + " (" + label + ")", {"step", "work"}, steps, p.d.bytesPerPass(), t.copyMs, *csv);
+    }
     if (!rows.empty()) {
         const auto& first = balances[0].levels[0];
         const double largest = first.plan.nonEmpty ? first.plan.largest / (static_cast<double>(n) / first.plan.nonEmpty) : 0.0;

@@ -48,58 +48,60 @@ struct StepTime {
 
 // Times each step of a pipeline that runs in order (each step reads what the one before wrote): events
 // between the steps of whole runs, warm-up runs first, each step's median. The pipeline names its steps as
-// it runs, step() after each step's launches, so one that learns its next launches on the way (a sample
-// sort reads its plan level by level) is timed as it runs; its steps must be the same in every run.
+// it runs, marks.step() after each step's launches, so one that learns its next launches on the way (a
+// sample sort reads its plan level by level) is timed as it runs; its steps must be the same in every run.
 class StepMarks {
 public:
-    StepMarks() = default;
+    // pipeline(marks), plan.warmups + plan.repeats times: each step with its median.
+    template <class Pipeline>
+    static std::vector<StepTime> time(Pipeline&& pipeline, TimingPlan plan = {}) {
+        StepMarks marks;
+        for (int r = 0; r < plan.warmups + std::max(plan.repeats, 1); ++r) {
+            marks.at_ = 0;
+            CUDA_CHECK(cudaEventRecord(marks.events_[0]));
+            pipeline(marks);
+            if (marks.at_ != marks.steps_.size()) {
+                std::fprintf(stderr, "step timing: a run took %zu steps, the first %zu\n", marks.at_, marks.steps_.size());
+                std::exit(kExitCheckFailed);
+            }
+            CUDA_CHECK(cudaEventSynchronize(marks.events_[marks.at_]));
+            for (size_t p = 0; p < marks.at_ && r >= plan.warmups; ++p) {
+                float ms = 0.0f;
+                CUDA_CHECK(cudaEventElapsedTime(&ms, marks.events_[p], marks.events_[p + 1]));
+                marks.samples_[p].push_back(ms);
+            }
+        }
+        for (size_t p = 0; p < marks.steps_.size(); ++p) {
+            auto& s = marks.samples_[p];
+            std::nth_element(s.begin(), s.begin() + s.size() / 2, s.end());
+            marks.steps_[p].ms = s[s.size() / 2];
+        }
+        return marks.steps_;
+    }
+
+    // After a step's launches: its event first (so the bookkeeping is not timed), then its name, what it
+    // worked on and the bytes it must move.
+    void step(const std::string& name, const std::string& knob = "", double bytes = 0) {
+        if (at_ + 1 == events_.size()) events_.push_back(newEvent());  // a step the first run finds
+        CUDA_CHECK(cudaEventRecord(events_[++at_]));
+        if (at_ > steps_.size()) {
+            steps_.push_back({name, knob, bytes, 0});
+            samples_.emplace_back();
+        } else if (steps_[at_ - 1].name != name) {
+            std::fprintf(stderr, "step timing: step %zu is \"%s\" in one run, \"%s\" in another\n", at_,
+                         steps_[at_ - 1].name.c_str(), name.c_str());
+            std::exit(kExitCheckFailed);
+        }
+    }
+
     StepMarks(const StepMarks&) = delete;
     StepMarks& operator=(const StepMarks&) = delete;
     ~StepMarks() {
         for (cudaEvent_t e : events_) cudaEventDestroy(e);  // no check: a destructor must not exit
     }
 
-    void step(const std::string& name, const std::string& knob = "", double bytes = 0) {
-        if (at_ == steps_.size()) {
-            steps_.push_back({name, knob, bytes, 0});
-            samples_.emplace_back();
-            events_.push_back(newEvent());
-        } else if (steps_[at_].name != name) {
-            std::fprintf(stderr, "step timing: step %zu is \"%s\" in one run, \"%s\" in another\n", at_ + 1,
-                         steps_[at_].name.c_str(), name.c_str());
-            std::exit(kExitCheckFailed);
-        }
-        CUDA_CHECK(cudaEventRecord(events_[++at_]));
-    }
-
-    // pipeline(*this), plan.warmups + plan.repeats times: each step with its median.
-    template <class Pipeline>
-    std::vector<StepTime> time(Pipeline&& pipeline, TimingPlan plan = {}) {
-        if (events_.empty()) events_.push_back(newEvent());  // the start of a run
-        for (int r = 0; r < plan.warmups + std::max(plan.repeats, 1); ++r) {
-            at_ = 0;
-            CUDA_CHECK(cudaEventRecord(events_[0]));
-            pipeline(*this);
-            if (at_ != steps_.size()) {
-                std::fprintf(stderr, "step timing: a run took %zu steps, the first %zu\n", at_, steps_.size());
-                std::exit(kExitCheckFailed);
-            }
-            CUDA_CHECK(cudaEventSynchronize(events_[at_]));
-            for (size_t p = 0; p < at_ && r >= plan.warmups; ++p) {
-                float ms = 0.0f;
-                CUDA_CHECK(cudaEventElapsedTime(&ms, events_[p], events_[p + 1]));
-                samples_[p].push_back(ms);
-            }
-        }
-        for (size_t p = 0; p < steps_.size(); ++p) {
-            auto& s = samples_[p];
-            std::nth_element(s.begin(), s.begin() + s.size() / 2, s.end());
-            steps_[p].ms = s[s.size() / 2];
-        }
-        return steps_;
-    }
-
 private:
+    StepMarks() { events_.push_back(newEvent()); }  // only time() makes one: a run's start event
     static cudaEvent_t newEvent() {
         cudaEvent_t e;
         CUDA_CHECK(cudaEventCreate(&e));

@@ -37,23 +37,25 @@ inline void stepTable(const std::string& title, const std::vector<std::string>& 
         nameWidth = std::max(nameWidth, static_cast<int>(step.name.size())), knobWidth = std::max(knobWidth, static_cast<int>(step.knob.size()));
     Table table(title, {{columns.at(0), nameWidth, true}, {columns.at(1), knobWidth}, {"time (ms)", 9}, {"GB/s", 7}, {"% of copy", 9}}, &csv);
     const double copyRate = gbPerSecond(copyBytes, copyMs);
+    auto shareOfCopy = [&](double bytes, double ms) { return bytes > 0 && copyRate > 0 ? fixed(100.0 * gbPerSecond(bytes, ms) / copyRate, 1) : ""; };
     double ms = 0, bytes = 0;
     for (const StepTime& step : steps) {
-        const double rate = gbPerSecond(step.bytes, step.ms);
-        table.row({step.name, step.knob, fixed(step.ms, 4), step.bytes > 0 ? fixed(rate, 0) : "",
-                   step.bytes > 0 ? fixed(100.0 * rate / copyRate, 1) : ""});
+        table.row({step.name, step.knob, fixed(step.ms, 4), step.bytes > 0 ? fixed(gbPerSecond(step.bytes, step.ms), 0) : "",
+                   shareOfCopy(step.bytes, step.ms)});
         ms += step.ms, bytes += step.bytes;
     }
-    table.row({"sum", "", fixed(ms, 3), "", fixed(100.0 * gbPerSecond(bytes, ms) / copyRate, 1)});
+    table.row({"sum", "", fixed(ms, 3), "", shareOfCopy(bytes, ms)});  // the steps' bytes over all their time
 }
 
 // A plan's steps (a sort's passes), each moving bytesPerStep, run in order and timed as above.
 struct TimedStep { std::string name, knob; std::function<void()> launch; };
 inline void stepTable(const std::string& title, const std::vector<std::string>& columns, const std::vector<TimedStep>& steps,
                       double bytesPerStep, double copyMs, const Run& run, CsvFile& csv) {
-    StepMarks marks;
-    const std::vector<StepTime> times = marks.time([&](StepMarks& m) {
-        for (const TimedStep& step : steps) step.launch(), m.step(step.name, step.knob, bytesPerStep);
+    const std::vector<StepTime> times = StepMarks::time([&](StepMarks& marks) {
+        for (const TimedStep& step : steps) {
+            step.launch();
+            marks.step(step.name, step.knob, bytesPerStep);
+        }
     }, run.plan);
     stepTable(title, columns, times, bytesPerStep, copyMs, csv);
 }

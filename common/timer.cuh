@@ -49,32 +49,29 @@ struct StepTime {
 // Times each step of a pipeline that runs in order (each step reads what the one before wrote): events
 // between the steps of whole runs, warm-up runs first, each step's median. The pipeline names its steps as
 // it runs, marks.step() after each step's launches, so one that learns its next launches on the way (a
-// sample sort reads its plan level by level) is timed as it runs; its steps must be the same in every run.
+// sample sort reads its plan level by level) is timed as it runs. Its steps may differ from run to run (a
+// sample sort's later splitters come from keys scattered in any order): a step is its name and which
+// occurrence of the name in the run it is; one missing from some runs says in how many it ran.
 class StepMarks {
 public:
     // pipeline(marks), plan.warmups + plan.repeats times: each step with its median.
     template <class Pipeline>
     static std::vector<StepTime> time(Pipeline&& pipeline, TimingPlan plan = {}) {
         StepMarks marks;
-        for (int r = 0; r < plan.warmups + std::max(plan.repeats, 1); ++r) {
-            marks.at_ = 0;
+        const int timed = std::max(plan.repeats, 1);
+        for (int r = 0; r < plan.warmups + timed; ++r) {
+            marks.run_.clear();
             CUDA_CHECK(cudaEventRecord(marks.events_[0]));
             pipeline(marks);
-            if (marks.at_ != marks.steps_.size()) {
-                std::fprintf(stderr, "step timing: a run took %zu steps, the first %zu\n", marks.at_, marks.steps_.size());
-                std::exit(kExitCheckFailed);
-            }
-            CUDA_CHECK(cudaEventSynchronize(marks.events_[marks.at_]));
-            for (size_t p = 0; p < marks.at_ && r >= plan.warmups; ++p) {
-                float ms = 0.0f;
-                CUDA_CHECK(cudaEventElapsedTime(&ms, marks.events_[p], marks.events_[p + 1]));
-                marks.samples_[p].push_back(ms);
-            }
+            CUDA_CHECK(cudaEventSynchronize(marks.events_[marks.run_.size()]));
+            if (r >= plan.warmups) marks.collect();
         }
         for (size_t p = 0; p < marks.steps_.size(); ++p) {
             auto& s = marks.samples_[p];
             std::nth_element(s.begin(), s.begin() + s.size() / 2, s.end());
             marks.steps_[p].ms = s[s.size() / 2];
+            if (s.size() < static_cast<size_t>(timed))
+                marks.steps_[p].knob += " (" + std::to_string(s.size()) + " of " + std::to_string(timed) + " runs)";
         }
         return marks.steps_;
     }
@@ -82,16 +79,9 @@ public:
     // After a step's launches: its event first (so the bookkeeping is not timed), then its name, what it
     // worked on and the bytes it must move.
     void step(const std::string& name, const std::string& knob = "", double bytes = 0) {
-        if (at_ + 1 == events_.size()) events_.push_back(newEvent());  // a step the first run finds
-        CUDA_CHECK(cudaEventRecord(events_[++at_]));
-        if (at_ > steps_.size()) {
-            steps_.push_back({name, knob, bytes, 0});
-            samples_.emplace_back();
-        } else if (steps_[at_ - 1].name != name) {
-            std::fprintf(stderr, "step timing: step %zu is \"%s\" in one run, \"%s\" in another\n", at_,
-                         steps_[at_ - 1].name.c_str(), name.c_str());
-            std::exit(kExitCheckFailed);
-        }
+        if (run_.size() + 1 == events_.size()) events_.push_back(newEvent());  // more steps than any run before
+        CUDA_CHECK(cudaEventRecord(events_[run_.size() + 1]));
+        run_.push_back({name, knob, bytes, 0});
     }
 
     StepMarks(const StepMarks&) = delete;
@@ -107,10 +97,30 @@ private:
         CUDA_CHECK(cudaEventCreate(&e));
         return e;
     }
-    std::vector<StepTime> steps_;
+    // The run's steps' times, each to its step's samples; a step not seen before goes after the one before it.
+    void collect() {
+        size_t next = 0;
+        for (size_t p = 0; p < run_.size(); ++p) {
+            float ms = 0.0f;
+            CUDA_CHECK(cudaEventElapsedTime(&ms, events_[p], events_[p + 1]));
+            int occurrence = 0;  // of this name earlier in the run
+            for (size_t q = 0; q < p; ++q) occurrence += run_[q].name == run_[p].name;
+            size_t at = 0;
+            while (at < steps_.size() && !(steps_[at].name == run_[p].name && occurrences_[at] == occurrence)) ++at;
+            if (at == steps_.size()) {
+                at = next;
+                steps_.insert(steps_.begin() + at, run_[p]);
+                occurrences_.insert(occurrences_.begin() + at, occurrence);
+                samples_.insert(samples_.begin() + at, std::vector<float>{});
+            }
+            samples_[at].push_back(ms);
+            next = at + 1;
+        }
+    }
+    std::vector<StepTime> steps_, run_;  // every step seen, in order; this run's
+    std::vector<int> occurrences_;       // steps_[p] is occurrence occurrences_[p] of its name in a run
     std::vector<std::vector<float>> samples_;
-    std::vector<cudaEvent_t> events_;  // events_[0]: a run's start; events_[p + 1]: after step p
-    size_t at_ = 0;                    // steps marked in this run
+    std::vector<cudaEvent_t> events_;  // events_[0]: a run's start; events_[p + 1]: after the run's step p
 };
 
 // Bandwidth in GB/s (1e9 bytes per second) of moving `bytes` in `ms`.

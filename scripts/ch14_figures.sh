@@ -11,8 +11,8 @@
 #          tables of each step (sample sort) and each pass (merge sort) where the fixed costs show
 # Each sort is built from its one file with the nvcc line of its header (-arch for this card, sm_75 for
 # t4), builds side by side; each run median of 9 (REPEATS to change), CSV and log in OUT_DIR (default
-# build-gpu/figures), named SORT-GROUP.csv. A table of runs, exit codes and seconds is printed last; the
-# exit code is 1 if a build or run failed. On an H200 a group takes about 2 minutes a sort, dist several
+# build-gpu/figures), named SORT-GROUP.csv (small: SORT-small-nLOG2N.csv). A table of runs, exit codes
+# and seconds is printed last; the exit code is 1 if a build or run failed. On an H200 a group takes about 2 minutes a sort, dist several
 # (each distribution's host reference sort of 2^28 keys takes seconds): give dist a call of its own a sort.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
@@ -42,7 +42,7 @@ record() {  # NAME RC START
   if [ "$2" -eq 0 ]; then results+=("pass"); else results+=("FAIL (exit $2)"); tail -n 20 "$OUT_DIR/$1.log"; fi
 }
 
-# The builds, side by side: for this card (keys, pairs, dist) and for sm_75 (t4).
+# The builds, side by side: for this card (keys, pairs, dist, small) and for sm_75 (t4).
 arches=()
 for g in "${groups[@]}"; do
   if [ "$g" = t4 ]; then arch=sm_75; else arch="sm_$cc"; fi

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Everything that needs a GPU, in one command:
 #   scripts/gpu_check.sh               (add --large for the runs past 2^28 and 2^31 elements)
-# 1. a native build for this card in build-gpu/ (an nvcc warning fails it: LESSONS_WERROR)
+# 1. a native build for this card in build-gpu/ (a CUDA front-end or ptxas warning fails it: LESSONS_WERROR)
 # 2. every CTest test (on a GPU nothing is skipped)
 # 3. every lesson's full run: the transcript of its README, plus its CSV
 # 4. compute-sanitizer memcheck, racecheck and synccheck on every lesson at small sizes

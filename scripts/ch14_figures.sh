@@ -12,8 +12,9 @@
 # Each sort is built from its one file with the nvcc line of its header (-arch for this card, sm_75 for
 # t4), builds side by side; each run median of 9 (REPEATS to change), CSV and log in OUT_DIR (default
 # build-gpu/figures), named SORT-GROUP.csv (small: SORT-small-nLOG2N.csv). A table of runs, exit codes
-# and seconds is printed last; the exit code is 1 if a build or run failed. On an H200 a group takes about 2 minutes a sort, dist several
-# (each distribution's host reference sort of 2^28 keys takes seconds): give dist a call of its own a sort.
+# and seconds is printed last; the exit code is 1 if a build or run failed. On an H200 a group takes
+# about 2 minutes a sort, dist several (each distribution's host reference sort of 2^28 keys takes
+# seconds): give dist a call of its own a sort.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
 groups=(); sorts=()

@@ -1157,7 +1157,7 @@ Plan runLevel(SortScratch& p, const SortWords& io, size_t cap, int level, WordSo
               size_t numTiles, size_t keys, StepMarks* marks) {
     constexpr int slots = 2 << kDepth;
     constexpr double keyBytes = kPairs ? 8 : 4;  // a key and its value, read or written
-    const double countBytes = numTiles * slots;  // the histogram's counts: written as 4 bytes, read as 8 (offsets)
+    const size_t counts = numTiles * slots;  // the histogram's: written as 4 bytes each, read as 8 (offsets)
     auto mark = [&](const char* step, size_t count, const char* what, double bytes) {
         if (marks)
             marks->step("level " + std::to_string(level + 1) + " " + step,
@@ -1173,17 +1173,17 @@ Plan runLevel(SortScratch& p, const SortWords& io, size_t cap, int level, WordSo
     histogramKernel<kDepth><<<tiles, Tuning::nt>>>(src, segs, numSegs, p.trees.get(), p.counts.get(),
                                                     kPairs ? nullptr : p.leaves.get());
     CUDA_CHECK_LAUNCH("histogramKernel");
-    mark("histogram", keys, "key", keys * (kPairs ? 4.0 : 5.0) + 4 * countBytes);  // keys alone: and a leaf a key
+    mark("histogram", keys, "key", keys * (kPairs ? 4.0 : 5.0) + 4.0 * counts);  // keys alone: and a leaf a key
     size_t scanBytes = p.scanTemp.size();
-    CUDA_CHECK(scanCounts(p.scanTemp.get(), scanBytes, p.counts.get(), p.offsets.get(), numTiles * slots));
-    mark("scan", numTiles * slots, "count", 12 * countBytes);
+    CUDA_CHECK(scanCounts(p.scanTemp.get(), scanBytes, p.counts.get(), p.offsets.get(), counts));
+    mark("scan", counts, "count", 12.0 * counts);
     constexpr size_t scatterBytes = sizeof(ScatterShared<kPairs>);  // past 48 KiB with values: the opt-in, as for the bucket sorts
     CUDA_CHECK(cudaFuncSetAttribute(scatterKernel<kDepth, kPairs>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                     static_cast<int>(scatterBytes)));
     scatterKernel<kDepth, kPairs><<<tiles, ScatterShared<kPairs>::nt, scatterBytes>>>(
         src, valuesIn, p.leaves.get(), segs, numSegs, p.trees.get(), p.offsets.get(), keysOut, valuesOut);
     CUDA_CHECK_LAUNCH("scatterKernel");
-    mark("scatter", keys, "key", keys * (2 * keyBytes + (kPairs ? 0 : 1)) + 8 * countBytes);
+    mark("scatter", keys, "key", keys * (2 * keyBytes + (kPairs ? 0 : 1)) + 8.0 * counts);
     CUDA_CHECK(cudaMemsetAsync(p.plan.get(), 0, sizeof(Plan)));
     classifyKernel<kDepth><<<gridFor(size_t{numSegs} * slots, Tuning::classifyNt, "classifyKernel"), Tuning::classifyNt>>>(
         segs, numSegs, p.trees.get(), p.offsets.get(), cap, p.plan.get(), p.segs[(level + 1) & 1].get(), p.lists.get(),

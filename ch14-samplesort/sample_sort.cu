@@ -221,17 +221,30 @@ struct Tuning {
     static constexpr int scatterNt(bool pairs) { return pairs ? 256 : 512; }
     static constexpr int chunksPerTile = 8;                    // the histogram's chunks (the scatter's hold 4096 keys)
     static constexpr size_t tileKeys = size_t{nv} * chunksPerTile;  // the keys one histogram or scatter block owns
+    // ... from 2^24 keys up. Below, a tile of a sort holds 2^tileBitsFor(n), down to one scatter chunk, so that a
+    // small sort has blocks enough for the card (2^20 keys in tiles of 16384 made 64 blocks): at most smallTiles.
+    static constexpr int tileBits = 14, minTileBits = 12;
+    static constexpr size_t smallTiles = 1024;
+    static int tileBitsFor(size_t n) {
+        int bits = minTileBits;
+        while (bits < tileBits && (smallTiles << bits) < n) ++bits;
+        return bits;
+    }
+    static size_t mostTiles(size_t n) {  // the most tiles a sort of at most n keys cuts its first level into
+        return std::min(ceilDiv(n, size_t{1} << minTileBits), std::max(smallTiles, ceilDiv(n, tileKeys)));
+    }
     static constexpr int maxDepth = 8;                         // tree depth: k = 2^depth buckets by splitters
     static constexpr int maxSlots = 2 << maxDepth;             // 2k - 1 buckets (equality ones included) + 1 pad
     static constexpr int oversample = 16;                      // sample keys per bucket
-    static constexpr int sampleNt = 1024;
     static constexpr int maxSample = (1 << maxDepth) * oversample;
+    __host__ __device__ static constexpr int sampleNt(int depth) { return (oversample << depth) / 4; }  // 4 keys a thread
     static constexpr int sampledLevels = 2;                    // later levels split the key range evenly
     static constexpr int classifyNt = 256, copyNt = 256;
     static constexpr uint32_t copyPiece = 1u << 16;            // keys per block of an equality bucket's copy
 };
 
 static_assert(Tuning::maxDepth <= 8, "a key's tree leaf fits the byte the histogram keeps for the scatter");
+static_assert(Tuning::tileKeys == size_t{1} << Tuning::tileBits, "the largest tile is 2^tileBits keys");
 
 // A one-block bucket sort: kNt threads, kVt keys each, sorted in shared memory by digits, least significant
 // first: up to stableBits a pass, stable; keys alone first take their lowest digit, up to kWideDigit bits,
@@ -416,8 +429,9 @@ __host__ __device__ inline unsigned peerRank(unsigned peers, unsigned lane) {
 // Where tile `tile`'s count of bucket b lives: per segment, bucket-major (bucket b of every tile, then
 // b + 1), so one exclusive scan of all counts gives each (tile, bucket) its place: earlier buckets first,
 // then earlier tiles.
-__host__ __device__ inline size_t countsIndex(const Segment& s, int slots, unsigned b, size_t tile) {
-    return s.firstTile * slots + b * ceilDiv(s.len, Tuning::tileKeys) + tile;
+__host__ __device__ inline size_t tilesOf(size_t len, int tileBits) { return (len + (size_t{1} << tileBits) - 1) >> tileBits; }
+__host__ __device__ inline size_t countsIndex(const Segment& s, int slots, unsigned b, size_t tile, int tileBits) {
+    return s.firstTile * slots + b * tilesOf(s.len, tileBits) + tile;
 }
 
 // The segment a tile belongs to: first tiles ascend with the segment index.
@@ -593,58 +607,85 @@ __device__ inline void countTile(size_t begin, size_t end, unsigned* warpRow, un
 
 // -------------------------------------------------------------------- kernels
 
-// One block per segment: the splitters (from a sorted random sample, or from the key range) laid out as
-// the implicit tree, then the sorted list.
-__global__ void __launch_bounds__(Tuning::sampleNt) splittersKernel(WordSource src, const Segment* segs,
-    uint32_t* trees, int depth, int level, bool fromSample) {
-    __shared__ uint32_t sample[Tuning::maxSample];
-    __shared__ uint32_t sorted[1 << Tuning::maxDepth];
-    const Segment s = segs[blockIdx.x];
-    const int k = 1 << depth, size = k * Tuning::oversample;
-    if (fromSample) {
-        for (int i = threadIdx.x; i < size; i += Tuning::sampleNt) sample[i] = src(samplePosition(s, level, i));
-        __syncthreads();
-        for (int width = 2; width <= size; width <<= 1)  // bitonic sort of the sample (size is a power of two)
-            for (int j = width / 2; j > 0; j >>= 1) {
-                for (int i = threadIdx.x; i < size; i += Tuning::sampleNt) {
-                    const int partner = i ^ j;
-                    if (partner > i) {
-                        const uint32_t x = sample[i], y = sample[partner];
-                        if ((x > y) == ((i & width) == 0)) sample[i] = y, sample[partner] = x;
-                    }
-                }
+// The sample, sorted by ch. 12's bitonic network in registers: thread t holds keys 4t .. 4t+3, so a
+// compare-exchange partner j away sits in the same thread (j < 4), in lane ^ j/4 of the warp (j < 128: a
+// shuffle), or in another warp (through shared memory between barriers: 15 of the 78 steps at 4096 keys).
+// Both partners compute the pair and each keeps its side. (Sorted in shared memory, a compare a thread and
+// a barrier each step, the 4096 keys took 52 us of one SM: NOTES.md.)
+template <int kSize>
+__device__ inline void sortSample(uint32_t (&x)[4], uint4* exchange) {
+    static_assert(kSize >= 128, "whole warps hold keys");
+    DEVICE_UNROLL
+    for (unsigned width = 2; width <= kSize; width <<= 1)
+        DEVICE_UNROLL
+        for (unsigned j = width / 2; j > 0; j >>= 1) {
+            uint32_t y[4];
+            if (j >= 128) {
+                exchange[threadIdx.x] = make_uint4(x[0], x[1], x[2], x[3]);
                 __syncthreads();
+                const uint4 v = exchange[threadIdx.x ^ (j / 4)];
+                y[0] = v.x, y[1] = v.y, y[2] = v.z, y[3] = v.w;
+                __syncthreads();
+            } else {
+                DEVICE_UNROLL
+                for (int q = 0; q < 4; ++q) y[q] = j < 4 ? x[q ^ j] : __shfl_xor_sync(0xFFFFFFFFu, x[q], j / 4);
             }
+            DEVICE_UNROLL
+            for (int q = 0; q < 4; ++q) {  // ascending where bit `width` of the position is 0
+                const unsigned i = 4 * threadIdx.x + q;
+                const bool keepSmaller = ((i & j) == 0) == ((i & width) == 0);
+                x[q] = keepSmaller ? min(x[q], y[q]) : max(x[q], y[q]);
+            }
+        }
+}
+
+// One block per segment, a thread per 4 sample keys: the splitters (from the sorted random sample, or from
+// the key range) laid out as the implicit tree, then the sorted list.
+template <int kDepth>
+__global__ void __launch_bounds__(Tuning::sampleNt(kDepth)) splittersKernel(WordSource src, const Segment* segs,
+    uint32_t* trees, int level, bool fromSample) {
+    constexpr int k = 1 << kDepth, size = k * Tuning::oversample, nt = Tuning::sampleNt(kDepth);
+    __shared__ uint4 sample[nt];
+    __shared__ uint32_t sorted[k];
+    const Segment s = segs[blockIdx.x];
+    if (fromSample) {
+        uint32_t x[4];
+        DEVICE_UNROLL
+        for (int q = 0; q < 4; ++q) x[q] = src(samplePosition(s, level, 4 * threadIdx.x + q));
+        sortSample<size>(x, sample);
+        sample[threadIdx.x] = make_uint4(x[0], x[1], x[2], x[3]);
+        __syncthreads();
     }
-    for (int j = threadIdx.x; j < k - 1; j += Tuning::sampleNt)
-        sorted[j] = fromSample ? sampleSplitter(sample, size, j, k) : rangeSplitter(s.lo, s.hi, j, k);
+    for (int j = threadIdx.x; j < k - 1; j += nt)
+        sorted[j] = fromSample ? sampleSplitter(reinterpret_cast<const uint32_t*>(sample), size, j, k)
+                               : rangeSplitter(s.lo, s.hi, j, k);
     __syncthreads();
-    uint32_t* tree = trees + static_cast<size_t>(blockIdx.x) * (2 << depth);
-    for (int i = threadIdx.x; i < k; i += Tuning::sampleNt) layTree(sorted, depth, i, tree);
+    uint32_t* tree = trees + static_cast<size_t>(blockIdx.x) * (2 << kDepth);
+    for (int i = threadIdx.x; i < k; i += nt) layTree(sorted, kDepth, i, tree);
 }
 
 // Loads a segment's tree (kNt threads) and finds the tile's stretch of keys.
 template <int kDepth, int kNt>
-__device__ inline void openTile(const Segment* segs, unsigned numSegs, const uint32_t* trees, uint32_t* tree,
-                                Segment& s, size_t& tile, size_t& begin, size_t& end) {
+__device__ inline void openTile(const Segment* segs, unsigned numSegs, int tileBits, const uint32_t* trees,
+                                uint32_t* tree, Segment& s, size_t& tile, size_t& begin, size_t& end) {
     const unsigned seg = segmentOfTile(segs, numSegs, blockIdx.x);
     s = segs[seg];
     tile = blockIdx.x - s.firstTile;
-    begin = s.start + tile * Tuning::tileKeys;
-    end = smaller(begin + Tuning::tileKeys, s.start + s.len);
+    begin = s.start + (tile << tileBits);
+    end = smaller(begin + (size_t{1} << tileBits), s.start + s.len);
     for (int i = threadIdx.x; i < (2 << kDepth); i += kNt) tree[i] = trees[static_cast<size_t>(seg) * (2 << kDepth) + i];
 }
 
 // One block per tile: its count of keys per bucket, into the segment's rows.
 template <int kDepth>
 __global__ void __launch_bounds__(Tuning::nt) histogramKernel(WordSource src, const Segment* segs, unsigned numSegs,
-    const uint32_t* trees, unsigned* counts, uint8_t* leaves) {
+    int tileBits, const uint32_t* trees, unsigned* counts, uint8_t* leaves) {
     constexpr int slots = 2 << kDepth;
     __shared__ uint32_t tree[slots];
     __shared__ unsigned warpCounts[Tuning::warps * slots];
     Segment s;
     size_t tile, begin, end;
-    openTile<kDepth, Tuning::nt>(segs, numSegs, trees, tree, s, tile, begin, end);
+    openTile<kDepth, Tuning::nt>(segs, numSegs, tileBits, trees, tree, s, tile, begin, end);
     for (int i = threadIdx.x; i < Tuning::warps * slots; i += Tuning::nt) warpCounts[i] = 0;
     __syncthreads();
     countTile(begin, end, warpCounts + (threadIdx.x >> 5) * slots, slots - 1,
@@ -659,7 +700,7 @@ __global__ void __launch_bounds__(Tuning::nt) histogramKernel(WordSource src, co
     for (int b = threadIdx.x; b < slots; b += Tuning::nt) {
         unsigned sum = 0;
         for (int w = 0; w < Tuning::warps; ++w) sum += warpCounts[w * slots + b];
-        counts[countsIndex(s, slots, b, tile)] = b == slots - 1 ? 0 : sum;
+        counts[countsIndex(s, slots, b, tile, tileBits)] = b == slots - 1 ? 0 : sum;
     }
 }
 
@@ -735,24 +776,24 @@ __device__ __forceinline__ void stageAndWrite(ScatterShared<kPairs>& sh, const u
 // registers and one block without it), three of 256 with values.
 template <int kDepth, bool kPairs>
 __global__ void __launch_bounds__(ScatterShared<kPairs>::nt, kPairs ? 3 : 2) scatterKernel(WordSource src,
-    const uint32_t* valuesIn, const uint8_t* leaves, const Segment* segs, unsigned numSegs, const uint32_t* trees,
-    const uint64_t* offsets, uint32_t* keysOut, uint32_t* valuesOut) {
+    const uint32_t* valuesIn, const uint8_t* leaves, const Segment* segs, unsigned numSegs, int tileBits,
+    const uint32_t* trees, const uint64_t* offsets, uint32_t* keysOut, uint32_t* valuesOut) {
     using Shared = ScatterShared<kPairs>;
     constexpr int slots = 2 << kDepth, vt = Shared::vt, nv = Shared::nv, per = ceilDiv(slots, Shared::nt);
     extern __shared__ unsigned char scatterShared[];
     Shared& sh = *reinterpret_cast<Shared*>(scatterShared);
     Segment s;
     size_t tile, begin, end;
-    openTile<kDepth, Shared::nt>(segs, numSegs, trees, sh.tree, s, tile, begin, end);
+    openTile<kDepth, Shared::nt>(segs, numSegs, tileBits, trees, sh.tree, s, tile, begin, end);
     for (int i = threadIdx.x; i < Shared::rows * slots; i += Shared::nt) sh.counts[i] = 0;
     // Each thread owns `per` consecutive slots (the same ones in every chunk's scan): their next places in the
     // output stay in registers.
     const int firstSlot = threadIdx.x * per;
-    const uint64_t segmentBase = offsets[countsIndex(s, slots, 0, 0)];
+    const uint64_t segmentBase = offsets[countsIndex(s, slots, 0, 0, tileBits)];
     size_t base[per];
     DEVICE_UNROLL
     for (int q = 0; q < per; ++q)
-        base[q] = firstSlot + q < slots ? s.start + offsets[countsIndex(s, slots, firstSlot + q, tile)] - segmentBase : 0;
+        base[q] = firstSlot + q < slots ? s.start + offsets[countsIndex(s, slots, firstSlot + q, tile, tileBits)] - segmentBase : 0;
     unsigned* mine = sh.counts + (kPairs ? (threadIdx.x >> 5) * slots : 0);
     uint32_t key[vt], value[vt], nextKey[vt], nextValue[vt];
     unsigned leaf[vt], nextLeaf[vt];
@@ -836,8 +877,8 @@ __device__ __forceinline__ void listCopies(size_t start, size_t len, Plan* plan,
 // a copy (its keys take one value, or it holds one key), one block's sort (at most cap keys), or a segment of
 // the next level.
 template <int kDepth>
-__global__ void classifyKernel(const Segment* segs, unsigned numSegs, const uint32_t* trees, const uint64_t* offsets,
-    size_t cap, Plan* plan, Segment* next, Task* lists, const size_t* listBase, const size_t* listCap) {
+__global__ void classifyKernel(const Segment* segs, unsigned numSegs, int tileBits, const uint32_t* trees,
+    const uint64_t* offsets, size_t cap, Plan* plan, Segment* next, Task* lists, const size_t* listBase, const size_t* listCap) {
     constexpr int slots = 2 << kDepth, k = 1 << kDepth;
     const size_t x = static_cast<size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
     const size_t seg = x / slots;
@@ -846,9 +887,9 @@ __global__ void classifyKernel(const Segment* segs, unsigned numSegs, const uint
     uint32_t lo = 0, hi = 0;
     if (seg < numSegs && id != slots - 1) {
         const Segment s = segs[seg];
-        const uint64_t segmentBase = offsets[countsIndex(s, slots, 0, 0)];
-        start = s.start + offsets[countsIndex(s, slots, id, 0)] - segmentBase;
-        len = s.start + offsets[countsIndex(s, slots, id + 1, 0)] - segmentBase - start;
+        const uint64_t segmentBase = offsets[countsIndex(s, slots, 0, 0, tileBits)];
+        start = s.start + offsets[countsIndex(s, slots, id, 0, tileBits)] - segmentBase;
+        len = s.start + offsets[countsIndex(s, slots, id + 1, 0, tileBits)] - segmentBase - start;
         if (len) bucketRange(id, trees + seg * slots + k, k, s.lo, s.hi, lo, hi);
     }
     const bool equal = len && (lo == hi || len == 1), small = len && !equal && len <= cap;
@@ -858,7 +899,7 @@ __global__ void classifyKernel(const Segment* segs, unsigned numSegs, const uint
     if (equal) {
         listCopies(start, len, plan, lists, listBase, listCap);
     } else if (len > cap) {
-        const unsigned long long tiles = ceilDiv(len, Tuning::tileKeys);
+        const unsigned long long tiles = tilesOf(len, tileBits);
         const unsigned long long packed = atomicAdd(&plan->nextSegsTiles, (tiles << Plan::kSegmentBits) | 1ull);
         next[packed & Plan::kSegmentMask] = {start, len, static_cast<size_t>(packed >> Plan::kSegmentBits), lo, hi};
     }
@@ -1025,7 +1066,7 @@ struct ScratchSizes {
     ScratchSizes(size_t n, const SortConfig& c) {
         const size_t slots = size_t{2} << c.depth;
         segs = 1 + n / (c.cap + 1);  // SortScratch::reserve refuses more than the plan counts
-        tiles = ceilDiv(n, Tuning::tileKeys) + segs;
+        tiles = Tuning::mostTiles(n) + segs;
         counts = tiles * slots + 1;
         trees = segs * slots;
         const size_t perLevel = segs * (slots - 1);
@@ -1095,6 +1136,10 @@ struct SortScratch {
     DeviceBuffer<Task> lists;
     DeviceBuffer<size_t> listMeta;  // bases, then capacities
     DeviceBuffer<Plan> plan;
+    // A stream a task list: the tiers' sorts and the copies of a level run side by side, where in one stream
+    // each launch, often a part of one wave, waited for the one before. Blocking streams: the default
+    // stream's next launch (the next level, a timer's mark) waits for them all.
+    cudaStream_t listStreams[kLists] = {};
     size_t listBase[kLists] = {};
     Balance balance;  // of the last sort
 
@@ -1121,6 +1166,12 @@ struct SortScratch {
         listMeta.allocate(2 * kLists);
         listMeta.upload(meta, 2 * kLists);
         plan.allocate(1);
+        for (auto& s : listStreams)
+            if (!s) CUDA_CHECK(cudaStreamCreate(&s));  // on the current device, once
+    }
+    ~SortScratch() {
+        for (cudaStream_t s : listStreams)
+            if (s) cudaStreamDestroy(s);  // no check: a destructor must not exit
     }
 };
 
@@ -1143,18 +1194,19 @@ void launchBucketSorts(SortScratch& p, const SortWords& io, int list, unsigned c
     // process driving several GPUs (sample_sort_gpus.cu, a thread each) has it on each of them.
     CUDA_CHECK(cudaFuncSetAttribute(bucketSortKernel<Tier, kPairs>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                     static_cast<int>(shared)));
-    bucketSortKernel<Tier, kPairs><<<count, Tier::nt, shared>>>(p.lists.get() + p.listBase[list], keys, values, io.out,
-                                                                io.valuesOut, io.map);
+    bucketSortKernel<Tier, kPairs><<<count, Tier::nt, shared, p.listStreams[list]>>>(p.lists.get() + p.listBase[list], keys,
+                                                                                     values, io.out, io.valuesOut, io.map);
     CUDA_CHECK_LAUNCH("bucketSortKernel");
 }
 
 // One level of `keys` keys: splitters, histogram, scan, scatter, classify; then the host reads the plan (a
 // few bytes: the one wait a level), sorts this level's small buckets and sizes the next level's grids. With
-// marks, a mark after each step's launches (classify's after the plan is read: its round trip is its time):
-// the step's name, what it worked on, the bytes it must move.
+// marks, a mark after each step's launches (classify's after the plan is read: its round trip is its time;
+// the copies wait for the sorts' mark, so each is timed alone): the step's name, what it worked on, the bytes
+// it must move.
 template <int kDepth, bool kPairs>
 Plan runLevel(SortScratch& p, const SortWords& io, size_t cap, int level, WordSource src, const uint32_t* valuesIn, unsigned numSegs,
-              size_t numTiles, size_t keys, StepMarks* marks) {
+              size_t numTiles, int tileBits, size_t keys, StepMarks* marks) {
     constexpr int slots = 2 << kDepth;
     constexpr double keyBytes = kPairs ? 8 : 4;  // a key and its value, read or written
     const size_t counts = numTiles * slots;  // the histogram's: written as 4 bytes each, read as 8 (offsets)
@@ -1166,11 +1218,11 @@ Plan runLevel(SortScratch& p, const SortWords& io, size_t cap, int level, WordSo
     const Segment* segs = p.segs[level & 1].get();
     uint32_t* keysOut = level & 1 ? p.keysB.get() : p.keysA.get();
     uint32_t* valuesOut = level & 1 ? p.valuesB.get() : p.valuesA.get();
-    splittersKernel<<<numSegs, Tuning::sampleNt>>>(src, segs, p.trees.get(), kDepth, level, level < Tuning::sampledLevels);
+    splittersKernel<kDepth><<<numSegs, Tuning::sampleNt(kDepth)>>>(src, segs, p.trees.get(), level, level < Tuning::sampledLevels);
     CUDA_CHECK_LAUNCH("splittersKernel");
     mark("splitters", numSegs, "segment", 0);
     const unsigned tiles = gridFor(numTiles, 1, "histogramKernel");
-    histogramKernel<kDepth><<<tiles, Tuning::nt>>>(src, segs, numSegs, p.trees.get(), p.counts.get(),
+    histogramKernel<kDepth><<<tiles, Tuning::nt>>>(src, segs, numSegs, tileBits, p.trees.get(), p.counts.get(),
                                                     kPairs ? nullptr : p.leaves.get());
     CUDA_CHECK_LAUNCH("histogramKernel");
     mark("histogram", keys, "key", keys * (kPairs ? 4.0 : 5.0) + 4.0 * counts);  // keys alone: and a leaf a key
@@ -1181,13 +1233,13 @@ Plan runLevel(SortScratch& p, const SortWords& io, size_t cap, int level, WordSo
     CUDA_CHECK(cudaFuncSetAttribute(scatterKernel<kDepth, kPairs>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                     static_cast<int>(scatterBytes)));
     scatterKernel<kDepth, kPairs><<<tiles, ScatterShared<kPairs>::nt, scatterBytes>>>(
-        src, valuesIn, p.leaves.get(), segs, numSegs, p.trees.get(), p.offsets.get(), keysOut, valuesOut);
+        src, valuesIn, p.leaves.get(), segs, numSegs, tileBits, p.trees.get(), p.offsets.get(), keysOut, valuesOut);
     CUDA_CHECK_LAUNCH("scatterKernel");
     mark("scatter", keys, "key", keys * (2 * keyBytes + (kPairs ? 0 : 1)) + 8.0 * counts);
     CUDA_CHECK(cudaMemsetAsync(p.plan.get(), 0, sizeof(Plan)));
     classifyKernel<kDepth><<<gridFor(size_t{numSegs} * slots, Tuning::classifyNt, "classifyKernel"), Tuning::classifyNt>>>(
-        segs, numSegs, p.trees.get(), p.offsets.get(), cap, p.plan.get(), p.segs[(level + 1) & 1].get(), p.lists.get(),
-        p.listMeta.get(), p.listMeta.get() + kLists);
+        segs, numSegs, tileBits, p.trees.get(), p.offsets.get(), cap, p.plan.get(), p.segs[(level + 1) & 1].get(),
+        p.lists.get(), p.listMeta.get(), p.listMeta.get() + kLists);
     CUDA_CHECK_LAUNCH("classifyKernel");
     Plan plan;
     CUDA_CHECK(cudaMemcpy(&plan, p.plan.get(), sizeof plan, cudaMemcpyDeviceToHost));
@@ -1203,8 +1255,8 @@ Plan runLevel(SortScratch& p, const SortWords& io, size_t cap, int level, WordSo
     });
     if (blocks) mark("one-block sorts", blocks, "bucket", plan.keysToBlocks * 2 * keyBytes);
     if (plan.lists[kCopyList]) {
-        copyKernel<kPairs><<<plan.lists[kCopyList], Tuning::copyNt>>>(p.lists.get() + p.listBase[kCopyList], keysOut, valuesOut,
-                                                                     io.out, io.valuesOut, io.map);
+        copyKernel<kPairs><<<plan.lists[kCopyList], Tuning::copyNt, 0, p.listStreams[kCopyList]>>>(
+            p.lists.get() + p.listBase[kCopyList], keysOut, valuesOut, io.out, io.valuesOut, io.map);
         CUDA_CHECK_LAUNCH("copyKernel");
         mark("copies", plan.lists[kCopyList], "piece", plan.keysEqual * 2 * keyBytes);
     }
@@ -1224,7 +1276,8 @@ void sampleSortAs(SortScratch& p, const SortWords& io, const SortConfig& c, Step
     firstSegmentKernel<<<1, 1>>>(p.segs[0].get(), n);
     CUDA_CHECK_LAUNCH("firstSegmentKernel");
     unsigned numSegs = 1;
-    size_t numTiles = ceilDiv(n, Tuning::tileKeys), keys = n, largest = n;  // largest: no segment holds more
+    const int tileBits = Tuning::tileBitsFor(n);  // the same at every level
+    size_t numTiles = tilesOf(n, tileBits), keys = n, largest = n;  // largest: no segment holds more
     const int maxLevel = Tuning::sampledLevels + ceilDiv(32, kNarrowDepth) + 1;  // range levels end every bucket
     for (int level = 0; numSegs > 0; ++level) {
         if (level >= maxLevel) {
@@ -1235,8 +1288,8 @@ void sampleSortAs(SortScratch& p, const SortWords& io, const SortConfig& c, Step
         const WordSource src = level == 0 ? WordSource{io.in, io.map} : WordSource{level & 1 ? p.keysA.get() : p.keysB.get(), RankMap{}};
         const uint32_t* valuesIn = level == 0 ? io.valuesIn : level & 1 ? p.valuesA.get() : p.valuesB.get();
         const Plan plan = narrow || c.depth == kNarrowDepth
-            ? runLevel<kNarrowDepth, kPairs>(p, io, c.cap, level, src, valuesIn, numSegs, numTiles, keys, marks)
-            : runLevel<Tuning::maxDepth, kPairs>(p, io, c.cap, level, src, valuesIn, numSegs, numTiles, keys, marks);
+            ? runLevel<kNarrowDepth, kPairs>(p, io, c.cap, level, src, valuesIn, numSegs, numTiles, tileBits, keys, marks)
+            : runLevel<Tuning::maxDepth, kPairs>(p, io, c.cap, level, src, valuesIn, numSegs, numTiles, tileBits, keys, marks);
         p.balance.levels.push_back({numSegs, keys, 1 << (narrow ? kNarrowDepth : c.depth), plan});
         keys -= plan.keysToBlocks + plan.keysEqual;
         largest = plan.largest;  // the next level's segments are this level's buckets past cap
@@ -1328,31 +1381,39 @@ bool seedPiecesSort(const std::vector<uint32_t>& a, const std::vector<uint32_t>&
     return r.sorted == want;
 }
 
+// A segment's tree as splittersKernel lays it from its sample, on the host (std::sort for its network).
+std::vector<uint32_t> sampleTree(const std::vector<uint32_t>& keys, const Segment& s, int depth, int level) {
+    const int k = 1 << depth;
+    std::vector<uint32_t> sample(k * Tuning::oversample), sorted(k - 1), tree(2 * k);
+    for (size_t i = 0; i < sample.size(); ++i) sample[i] = keys[samplePosition(s, level, static_cast<int>(i))];
+    std::sort(sample.begin(), sample.end());
+    for (int j = 0; j < k - 1; ++j) sorted[j] = sampleSplitter(sample.data(), static_cast<int>(sample.size()), j, k);
+    for (int i = 0; i < k; ++i) layTree(sorted.data(), depth, i, tree.data());
+    return tree;
+}
+
 // One distribution level of Part B on the host, through the pieces the kernels call: sample positions,
 // splitters, tree search, histogram rows in countsIndex's layout, their scan, and the stable place of each
 // key (per warp: its rank from peerRank among equal buckets, after earlier warps and chunks). Checks that
 // every bucket is contiguous, in bucket order, in input order inside.
-bool levelPiecesDistribute(const std::vector<uint32_t>& keys, int depth) {
-    const int k = 1 << depth, slots = 2 << depth;
-    std::vector<uint32_t> sample(k * Tuning::oversample), sorted(k - 1), tree(slots);
+bool levelPiecesDistribute(const std::vector<uint32_t>& keys, int depth, int tileBits) {
+    const size_t tileKeys = size_t{1} << tileBits;
+    const int slots = 2 << depth;
     const Segment s{0, keys.size(), 0, 0, 0xFFFFFFFFu};
-    for (size_t i = 0; i < sample.size(); ++i) sample[i] = keys[samplePosition(s, 0, static_cast<int>(i))];
-    std::sort(sample.begin(), sample.end());
-    for (int j = 0; j < k - 1; ++j) sorted[j] = sampleSplitter(sample.data(), static_cast<int>(sample.size()), j, k);
-    for (int i = 0; i < k; ++i) layTree(sorted.data(), depth, i, tree.data());
-    const size_t tiles = ceilDiv(keys.size(), Tuning::tileKeys);
+    const std::vector<uint32_t> tree = sampleTree(keys, s, depth, 0);
+    const size_t tiles = tilesOf(keys.size(), tileBits);
     std::vector<unsigned> counts(tiles * slots + 1, 0), bucket(keys.size());
     for (size_t i = 0; i < keys.size(); ++i) {
         bucket[i] = treeBucket(tree.data(), depth, keys[i]);
-        ++counts[countsIndex(s, slots, bucket[i], i / Tuning::tileKeys)];
+        ++counts[countsIndex(s, slots, bucket[i], i / tileKeys, tileBits)];
     }
     std::vector<uint64_t> offsets(counts.size()), next(slots);
     std::exclusive_scan(counts.begin(), counts.end(), offsets.begin(), uint64_t{0});
     std::vector<size_t> seen(keys.size(), SIZE_MAX);  // seen[place]: the input there
     for (size_t t = 0; t < tiles; ++t) {  // chunk by chunk, warp by warp, item by item, lane by lane
-        for (int b = 0; b < slots; ++b) next[b] = offsets[countsIndex(s, slots, b, t)];
-        const size_t end = std::min(keys.size(), (t + 1) * Tuning::tileKeys);
-        for (size_t chunk = t * Tuning::tileKeys; chunk < end; chunk += 32) {
+        for (int b = 0; b < slots; ++b) next[b] = offsets[countsIndex(s, slots, b, t, tileBits)];
+        const size_t end = std::min(keys.size(), (t + 1) * tileKeys);
+        for (size_t chunk = t * tileKeys; chunk < end; chunk += 32) {
             const unsigned lanes = static_cast<unsigned>(std::min<size_t>(32, end - chunk));
             for (unsigned lane = 0; lane < lanes; ++lane) {
                 unsigned peers = 0;
@@ -1468,10 +1529,23 @@ int runSelftest() {
     expect(ok, "the bucket sort's passes take every bit once: 8 a pass, the last 4, 6, 7, 8 or (with values) 9");
     // Histogram layout, scan, rank and scatter of one level: random and adversarial.
     ok = true;
-    for (size_t n : {size_t{1}, size_t{31}, size_t{33}, size_t{2049}, Tuning::tileKeys - 1, Tuning::tileKeys + 1, size_t{40000}})
+    for (size_t n : {size_t{1}, size_t{31}, size_t{33}, size_t{2049}, size_t{4097}, Tuning::tileKeys - 1, Tuning::tileKeys + 1,
+                     size_t{40000}})
         for (SortShape dist : {SortShape::Uniform, SortShape::AllEqual, SortShape::FewDistinct, SortShape::Sorted, SortShape::Zipf, SortShape::Staggered})
-            for (int depth : {4, 8}) ok = ok && levelPiecesDistribute(makeSortInput<uint32_t>(dist, n, n + depth), depth);
-    expect(ok, "one level on the host: buckets contiguous, ascending, input order inside");
+            for (int depth : {4, 8})
+                for (int bits : {Tuning::minTileBits, Tuning::tileBits})
+                    ok = ok && levelPiecesDistribute(makeSortInput<uint32_t>(dist, n, n + depth), depth, bits);
+    expect(ok, "one level on the host, both tile sizes: buckets contiguous, ascending, input order inside");
+    // Tiles: a sort's tile holds whole chunks of the histogram and the scatter, and no sort of at most n keys
+    // cuts more tiles than the scratch sized for n holds (mostTiles).
+    ok = true;
+    for (int e = 0; e <= 34 && ok; ++e)
+        for (size_t m : {(size_t{1} << e) - 1, size_t{1} << e, (size_t{1} << e) + 1, (size_t{3} << e) / 2}) {
+            const size_t t = size_t{1} << Tuning::tileBitsFor(m);
+            ok = ok && t % ScatterShared<false>::nv == 0 && t % ScatterShared<true>::nv == 0 && t % Tuning::nv == 0 &&
+                 ceilDiv(m, t) <= Tuning::mostTiles(m) && Tuning::mostTiles(m) <= Tuning::mostTiles(m + 1);
+        }
+    expect(ok, "tileBitsFor: whole chunks a tile; mostTiles bounds the tiles of every smaller sort");
     std::vector<Segment> segs = {{0, 5, 0, 0, 0}, {5, 40000, 1, 0, 0}, {40005, 3, 4, 0, 0}};
     expect(segmentOfTile(segs.data(), 3, 0) == 0 && segmentOfTile(segs.data(), 3, 1) == 1 &&
                segmentOfTile(segs.data(), 3, 3) == 1 && segmentOfTile(segs.data(), 3, 4) == 2,
@@ -1528,10 +1602,43 @@ int runVerifyAs(const Run& run) {
     return failed;
 }
 
+// splittersKernel's trees for two segments against the host's (sampleTree): a sample sorted wrongly would
+// only unbalance the buckets, which no sorted output shows.
+template <int kDepth>
+bool splittersMatchHost(const std::vector<uint32_t>& keys, int level) {
+    const size_t n = keys.size(), slots = 2 << kDepth;
+    const std::vector<Segment> segs = {{0, n / 3, 0, 0, 0}, {n / 3, n - n / 3, 0, 0, 0}};
+    DeviceBuffer<uint32_t> dKeys(n), dTrees(segs.size() * slots);
+    DeviceBuffer<Segment> dSegs(segs.size());
+    dKeys.upload(keys.data(), n);
+    dSegs.upload(segs.data(), segs.size());
+    splittersKernel<kDepth><<<static_cast<unsigned>(segs.size()), Tuning::sampleNt(kDepth)>>>(WordSource{dKeys.get(), RankMap{}},
+                                                                                      dSegs.get(), dTrees.get(), level, true);
+    CUDA_CHECK_LAUNCH("splittersKernel");
+    std::vector<uint32_t> got(segs.size() * slots);
+    dTrees.download(got.data(), got.size());
+    for (size_t g = 0; g < segs.size(); ++g) {  // slots 1 .. 2k-2 hold the nodes and the sorted splitters
+        const auto want = sampleTree(keys, segs[g], kDepth, level);
+        if (!std::equal(want.begin() + 1, want.end() - 1, got.begin() + g * slots + 1)) {
+            std::printf("FAIL splittersKernel<%d>, level %d, segment %zu: its tree differs from the host's\n", kDepth, level, g);
+            return false;
+        }
+    }
+    return true;
+}
+
 int runVerify(const Run& run) {
     const bool partA = runPartA();
+    bool trees = true;
+    for (const auto& [dist, name] : sortShapeNames())
+        for (int level = 0; level < Tuning::sampledLevels; ++level) {
+            const auto keys = makeSortInput<uint32_t>(dist, 100003, level);
+            trees = splittersMatchHost<Tuning::maxDepth>(keys, level) && splittersMatchHost<kNarrowDepth>(keys, level) && trees;
+        }
+    std::printf("splitters: every distribution's trees (both depths, both sampled levels) %s\n",
+                trees ? "match the host's" : "DIFFER from the host's");
     const int failed = runVerifyAs<uint32_t>(run) + runVerifyAs<int32_t>(run) + runVerifyAs<float>(run);
-    return partA && failed == 0 ? kExitPass : kExitCheckFailed;
+    return partA && trees && failed == 0 ? kExitPass : kExitCheckFailed;
 }
 
 

@@ -221,7 +221,7 @@ struct Tuning {
     static constexpr int scatterNt(bool pairs) { return pairs ? 256 : 512; }
     static constexpr int chunksPerTile = 8;                    // the histogram's chunks (the scatter's hold 4096 keys)
     static constexpr size_t tileKeys = size_t{nv} * chunksPerTile;  // the keys one histogram or scatter block owns
-    // ... from 2^24 keys up. Below, a tile of a sort holds 2^tileBitsFor(n), down to one scatter chunk, so that a
+    // ... in a sort of more than 2^23 keys. Below, a tile holds 2^tileBitsFor(n), down to one scatter chunk, so a
     // small sort has blocks enough for the card (2^20 keys in tiles of 16384 made 64 blocks): at most smallTiles.
     static constexpr int tileBits = 14, minTileBits = 12;
     static constexpr size_t smallTiles = 1024;

@@ -27,7 +27,8 @@ inline CsvRun& csvRun() {
 
 // Writes every table's rows to one CSV file: first "run,<program>,<card>,<date>",
 // then a header line per table ("table,<column titles>"), its rows, and a
-// blank line between tables.
+// blank line between tables. Each line is flushed as it is written, so a run
+// stopped midway (a time limit, Ctrl-C) leaves every row it printed.
 class CsvFile {
 public:
     CsvFile() = default;
@@ -51,6 +52,7 @@ public:
         std::fprintf(file_, "%s", quoted(table).c_str());
         for (const auto& cell : cells) std::fprintf(file_, ",%s", quoted(trimmed(cell)).c_str());
         std::fprintf(file_, "\n");
+        std::fflush(file_);
     }
     void blankLine() {
         if (file_) std::fprintf(file_, "\n");

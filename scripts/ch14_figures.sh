@@ -12,9 +12,13 @@
 # Each sort is built from its one file with the nvcc line of its header (-arch for this card, sm_75 for
 # t4), builds side by side; each run median of 9 (REPEATS to change), CSV and log in OUT_DIR (default
 # build-gpu/figures), named SORT-GROUP.csv (small: SORT-small-nLOG2N.csv). A table of runs, exit codes
-# and seconds is printed last; the exit code is 1 if a build or run failed. On an H200 a group takes
-# about 2 minutes a sort, dist several (each distribution's host reference sort of 2^28 keys takes
-# seconds): give dist a call of its own a sort.
+# and seconds is printed last; the exit code is 1 if a build or run failed or was cut. On an H200 a group
+# takes about 2 minutes a sort, dist several (about 30 s a distribution: each one's 2^28 keys are made,
+# sorted on the host and checked row by row): give dist a call of its own a sort.
+#   DISTS="staggered organ-pipe"  dist runs these distributions, one process each (--input D --n 2^28,
+#                                 SORT-dist-D.csv), instead of one --dist all run
+#   DEADLINE=S                    no run starts after S seconds (counted from the script's start), and a
+#                                 run still going then is stopped ("cut"); the CSVs keep every row printed
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
 groups=(); sorts=()
@@ -65,9 +69,19 @@ run() {
   local start=$SECONDS args=("$@")
   [ -x "$binary" ] || { echo "no $binary (its build failed)" >"$OUT_DIR/$name.log"; record "$name" 1 "$start"; return; }
   [ "${args[0]:-}" = --verify ] || args+=(--csv "$OUT_DIR/$name.csv" --repeats "$REPEATS")
+  local limit=()
+  if [ -n "${DEADLINE:-}" ]; then
+    local left=$((DEADLINE - SECONDS))
+    if [ "$left" -lt 10 ]; then names+=("$name"); results+=("skipped (deadline)"); seconds+=(0); return; fi
+    limit=(timeout -k 5 "$left")
+  fi
   echo "== $name: $binary ${args[*]}" >"$OUT_DIR/$name.log"
-  "$binary" "${args[@]}" >>"$OUT_DIR/$name.log" 2>&1
-  record "$name" $? "$start"
+  "${limit[@]}" "$binary" "${args[@]}" >>"$OUT_DIR/$name.log" 2>&1
+  local rc=$?
+  if [ ${#limit[@]} -gt 0 ] && { [ $rc -eq 124 ] || [ $rc -eq 137 ]; }; then
+    names+=("$name"); results+=("cut (deadline)"); seconds+=($((SECONDS - start))); return
+  fi
+  record "$name" $rc "$start"
 }
 for g in "${groups[@]}"; do
   for src in "${sorts[@]}"; do
@@ -75,7 +89,8 @@ for g in "${groups[@]}"; do
     case "$g" in
       keys)  run "$sort-keys" "$sort-sm_$cc" ;;
       pairs) run "$sort-pairs" "$sort-sm_$cc" --pairs ;;
-      dist)  run "$sort-dist" "$sort-sm_$cc" --dist all ;;
+      dist)  if [ -z "${DISTS:-}" ]; then run "$sort-dist" "$sort-sm_$cc" --dist all
+             else for d in $DISTS; do run "$sort-dist-$d" "$sort-sm_$cc" --input "$d" --n 2^28; done; fi ;;
       t4)    run "$sort-t4-verify" "$sort-sm_75" --verify
              run "$sort-t4" "$sort-sm_75" ;;
       small) for log2n in 20 22 24; do run "$sort-small-n$log2n" "$sort-sm_$cc" --n "2^$log2n"; done ;;
@@ -85,10 +100,10 @@ done
 
 echo
 echo "ch14_figures summary ($(nvidia-smi --query-gpu=name --format=csv,noheader | head -n 1), $(date -u +%Y-%m-%d), in $OUT_DIR)"
-printf '%-34s %-16s %8s\n' run result seconds
+printf '%-34s %-20s %8s\n' run result seconds
 failed=0
 for i in "${!names[@]}"; do
-  printf '%-34s %-16s %8s\n' "${names[$i]}" "${results[$i]}" "${seconds[$i]}"
+  printf '%-34s %-20s %8s\n' "${names[$i]}" "${results[$i]}" "${seconds[$i]}"
   [ "${results[$i]}" = pass ] || failed=1
 done
 exit $failed

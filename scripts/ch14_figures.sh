@@ -76,7 +76,7 @@ run() {
     limit=(timeout -k 5 "$left")
   fi
   echo "== $name: $binary ${args[*]}" >"$OUT_DIR/$name.log"
-  "${limit[@]}" "$binary" "${args[@]}" >>"$OUT_DIR/$name.log" 2>&1
+  ${limit[@]+"${limit[@]}"} "$binary" "${args[@]}" >>"$OUT_DIR/$name.log" 2>&1
   local rc=$?
   if [ ${#limit[@]} -gt 0 ] && { [ $rc -eq 124 ] || [ $rc -eq 137 ]; }; then
     names+=("$name"); results+=("cut (deadline)"); seconds+=($((SECONDS - start))); return

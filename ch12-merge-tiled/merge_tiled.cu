@@ -562,17 +562,6 @@ template <class T, class Key, class Value> void launchPathTiles(MergeProblem<Key
     CUDA_CHECK_LAUNCH("path_tiles");
 }
 
-// Grants a kernel `bytes` of dynamic shared memory per block, past 48 KiB where the card's opt-in allows; false where
-// it allows less (the row is then left out).
-template <class Kernel> bool grantShared(Kernel kernel, size_t bytes) {
-    int device = 0, optIn = 0;
-    CUDA_CHECK(cudaGetDevice(&device));
-    CUDA_CHECK(cudaDeviceGetAttribute(&optIn, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
-    if (bytes > static_cast<size_t>(optIn)) return false;
-    CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes)));
-    return true;
-}
-
 // ================================================================= THE VARIANT TABLE
 // One list: a row's name (--only matches its beginning), its knob cells (tile, vt, threads, blocks, smem/block,
 // out/block) and its launcher. It drives --verify and every printed table.

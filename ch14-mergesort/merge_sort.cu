@@ -699,11 +699,8 @@ template <class T, bool kPairs> std::vector<TimedStep> planSort(const PassBuffer
         return (merges - pass) % 2 == 0 ? static_cast<uint32_t*>(buf.keysOut) : buf.tmpKeys;
     };
     auto valsAt = [&](int pass) { return (merges - pass) % 2 == 0 ? buf.valsOut : buf.tmpVals; };
-    auto grant = [](auto kernel, size_t bytes) {  // dynamic shared memory past 48 KiB
-        CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes)));
-    };
     const auto sortKernel = blockSortKernel<T, kPairs>;
-    grant(sortKernel, T::blockSortBytes(kPairs));
+    requireShared(sortKernel, T::blockSortBytes(kPairs), "blockSortKernel");  // past 48 KiB: the opt-in
     const unsigned sortBlocks = gridFor(n, T::tile, "blockSortKernel");
     const auto in = static_cast<const uint32_t*>(buf.keysIn);
     const uint32_t* vin = buf.valsIn;
@@ -723,7 +720,7 @@ template <class T, bool kPairs> std::vector<TimedStep> planSort(const PassBuffer
         const unsigned partitionBlocks = gridFor(tiles * (four ? 1 : 32), kPartitionThreads, "partitionKernel");
         const auto partition = four ? partitionKernel<4> : partitionKernel<2>;
         const auto kernel = four ? mergePassKernel<T, 4, kPairs> : mergePassKernel<T, 2, kPairs>;
-        grant(kernel, T::mergeBytes(kPairs));
+        requireShared(kernel, T::mergeBytes(kPairs), "mergePassKernel");
         plan.push_back({four ? "merge x4" : "merge x2", std::to_string(width), [=] {
                             partition<<<partitionBlocks, kPartitionThreads>>>(in, parts, n, width, T::nv, tiles);
                             CUDA_CHECK_LAUNCH("partitionKernel");

@@ -1190,10 +1190,9 @@ template <class Tier, bool kPairs>
 void launchBucketSorts(SortScratch& p, const SortWords& io, int list, unsigned count, const uint32_t* keys, const uint32_t* values) {
     if (!count) return;
     const size_t shared = Tier::sharedBytes(kPairs);
-    // The opt-in past 48 KiB belongs to the current device: set at every launch (a host call), so a
+    // The opt-in past 48 KiB belongs to the current device: granted at every launch (a host call), so a
     // process driving several GPUs (sample_sort_gpus.cu, a thread each) has it on each of them.
-    CUDA_CHECK(cudaFuncSetAttribute(bucketSortKernel<Tier, kPairs>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                    static_cast<int>(shared)));
+    requireShared(bucketSortKernel<Tier, kPairs>, shared, "bucketSortKernel");
     bucketSortKernel<Tier, kPairs><<<count, Tier::nt, shared, p.listStreams[list]>>>(p.lists.get() + p.listBase[list], keys,
                                                                                      values, io.out, io.valuesOut, io.map);
     CUDA_CHECK_LAUNCH("bucketSortKernel");
@@ -1230,8 +1229,7 @@ Plan runLevel(SortScratch& p, const SortWords& io, size_t cap, int level, WordSo
     CUDA_CHECK(scanCounts(p.scanTemp.get(), scanBytes, p.counts.get(), p.offsets.get(), counts));
     mark("scan", counts, "count", 12.0 * counts);
     constexpr size_t scatterBytes = sizeof(ScatterShared<kPairs>);  // past 48 KiB with values: the opt-in, as for the bucket sorts
-    CUDA_CHECK(cudaFuncSetAttribute(scatterKernel<kDepth, kPairs>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                    static_cast<int>(scatterBytes)));
+    requireShared(scatterKernel<kDepth, kPairs>, scatterBytes, "scatterKernel");
     scatterKernel<kDepth, kPairs><<<tiles, ScatterShared<kPairs>::nt, scatterBytes>>>(
         src, valuesIn, p.leaves.get(), segs, numSegs, tileBits, p.trees.get(), p.offsets.get(), keysOut, valuesOut);
     CUDA_CHECK_LAUNCH("scatterKernel");

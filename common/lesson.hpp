@@ -76,6 +76,7 @@ inline int lessonEntryBody(int argc, char** argv, const Lesson& lesson) {
              {"--repeats", "N", "timed runs per row; the median is reported (default 15)"},
              {"--no-timing", "", "run the checks only"},
              {"--csv", "FILE", "also write the tables as CSV (for scripts/plot_sweep.py)"},
+             {"--shared-per-block", "BYTES", "use at most BYTES of shared memory a block, as a smaller card would (65536: a T4)"},
              {"--verify", "", "every kernel on the adversarial inputs, exact checks, no timing"},
              {"--selftest", "", "host-only tests of the building blocks (no GPU needed)"}})
         options.push_back(standard);
@@ -96,6 +97,8 @@ inline int lessonEntryBody(int argc, char** argv, const Lesson& lesson) {
         for (const auto& family : lesson.rowFamilies) known = known || family.rfind(word, 0) == 0 || word.rfind(family, 0) == 0;
         if (!known) args.fail("--only: no row begins with '" + word + "'; rows begin with " + families);
     }
+    // at least 48 KiB, what every card allows a block without the opt-in
+    if (args.has("--shared-per-block")) sharedPerBlockCap() = args.count("--shared-per-block", 0, 49152);
     if (lesson.read) lesson.read(args, run);  // the lesson's own options, still before any CUDA call
 
     if (args.has("--selftest")) return lesson.selftest();

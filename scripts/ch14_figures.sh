@@ -5,7 +5,8 @@
 #   keys   each sort's default run: the 2^28-key table (uniform uint32) and the size sweep
 #   pairs  the same with values (--pairs)
 #   dist   a table per distribution (--dist all), keys
-#   t4     the sm_75 one-file builds (a T4's), run here through PTX: --verify, then the default run (the
+#   t4     the sm_75 one-file builds (a T4's), run here through PTX with a T4's shared memory a block
+#          (--shared-per-block 65536: the T4's rows, tiles and tiers): --verify, then the default run (the
 #          T4 path's sweep)
 #   small  each sort at a learner's sizes, 2^20, 2^22 and 2^24 keys (--n: no size sweep), with the
 #          tables of each step (sample sort) and each pass (merge sort) where the fixed costs show
@@ -91,8 +92,8 @@ for g in "${groups[@]}"; do
       pairs) run "$sort-pairs" "$sort-sm_$cc" --pairs ;;
       dist)  if [ -z "${DISTS:-}" ]; then run "$sort-dist" "$sort-sm_$cc" --dist all
              else for d in $DISTS; do run "$sort-dist-$d" "$sort-sm_$cc" --input "$d" --n 2^28; done; fi ;;
-      t4)    run "$sort-t4-verify" "$sort-sm_75" --verify
-             run "$sort-t4" "$sort-sm_75" ;;
+      t4)    run "$sort-t4-verify" "$sort-sm_75" --verify --shared-per-block 65536
+             run "$sort-t4" "$sort-sm_75" --shared-per-block 65536 ;;
       small) for log2n in 20 22 24; do run "$sort-small-n$log2n" "$sort-sm_$cc" --n "2^$log2n"; done ;;
     esac
   done

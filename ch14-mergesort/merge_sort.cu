@@ -758,7 +758,7 @@ template <class T, int kWays, class Key, bool kPairs>
 void addRow(std::vector<Row<Key>>& rows, Sorting<Key>& s, const Run& run) {
     // Asked before the plan is built, which sets kernel attributes.
     const std::string name = rowName<T, kWays>();
-    if (T::bytes(kPairs) > run.device.sharedPerBlockOptin || !run.wants(name)) return;
+    if (T::bytes(kPairs) > run.device.sharedPerBlock || !run.wants(name)) return;
     const auto plan = s.plans[name] = planSort<T, kPairs>(s.buffers(), s.d.n, rankMapOf<Key>(s.descending ? ~0u : 0u), kWays);
     rows.push_back({name, {std::to_string(T::tile), std::to_string(T::nv), std::to_string(plan.size())},
                     [plan](Sorting<Key>&) { for (const TimedStep& pass : plan) pass.launch(); }, static_cast<double>(plan.size())});
@@ -773,7 +773,7 @@ void addRows(std::vector<Row<Key>>& rows, Sorting<Key>& s, const Run& run, Shape
 template <class... T> std::pair<std::string, std::string> chosenRow(size_t n, bool pairs, const DeviceInfo& device, Shapes<T...>) {
     const bool fourWay = n >= size_t{1} << 25;
     std::string name;
-    ((name = T::bytes(pairs) <= device.sharedPerBlockOptin ? (fourWay ? rowName<T, 4>() : rowName<T, 2>()) : name), ...);
+    ((name = T::bytes(pairs) <= device.sharedPerBlock ? (fourWay ? rowName<T, 4>() : rowName<T, 2>()) : name), ...);
     return {name, fourWay ? "four-way from 2^25 keys: half the passes over memory (2^26: 2.50 ms, two-way 3.13; H200)"
                           : "two-way below 2^25 keys: a shallow partition, four-way's is deep (2^24: 0.747 ms, four-way 0.783; H200)"};
 }

@@ -1096,7 +1096,7 @@ struct ScratchSizes {
 inline size_t largestTier(const DeviceInfo& device, bool pairs) {
     size_t keys = TierAt<0>::nv;
     forEachTier([&](auto t) {
-        if (TierAt<t>::sharedBytes(pairs) <= device.sharedPerBlockOptin) keys = TierAt<t>::nv;
+        if (TierAt<t>::sharedBytes(pairs) <= device.sharedPerBlock) keys = TierAt<t>::nv;
     });
     return keys;
 }

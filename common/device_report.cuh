@@ -34,7 +34,7 @@ bool grantShared(Kernel kernel, size_t bytes) {
     return true;
 }
 
-// The same for a launch already chosen by the limit (DeviceInfo::sharedPerBlockOptin): more is a bug in
+// The same for a launch already chosen by the limit (DeviceInfo::sharedPerBlock): more is a bug in
 // that choice, one line and exit 3, not a launch that fails or runs where a T4 could not.
 template <class Kernel>
 void requireShared(Kernel kernel, size_t bytes, const char* name) {
@@ -53,7 +53,7 @@ struct DeviceInfo {
     size_t globalBytes = 0;
     size_t freeBytes = 0;
     int l2Bytes = 0;
-    size_t sharedPerBlockOptin = 0;  // sharedPerBlockLimit()
+    size_t sharedPerBlock = 0;  // dynamic shared memory a block may have: sharedPerBlockLimit()
 };
 
 inline DeviceInfo queryDevice() {
@@ -70,7 +70,7 @@ inline DeviceInfo queryDevice() {
     info.threadSlots = static_cast<long long>(info.smCount) * info.residentThreadsPerSm;
     info.globalBytes = prop.totalGlobalMem;
     info.l2Bytes = prop.l2CacheSize;
-    info.sharedPerBlockOptin = sharedPerBlockLimit();
+    info.sharedPerBlock = sharedPerBlockLimit();
     size_t total = 0;
     CUDA_CHECK(cudaMemGetInfo(&info.freeBytes, &total));
     return info;
@@ -88,6 +88,6 @@ inline DeviceInfo printDeviceReport() {
     std::printf("%.1f GiB memory (%.1f free), %.1f MiB L2\n", info.globalBytes / 1073741824.0,
                 info.freeBytes / 1073741824.0, info.l2Bytes / 1048576.0);
     if (sharedPerBlockCap() != SIZE_MAX)
-        std::printf("shared memory a block: at most %zu bytes (--shared-per-block)\n", info.sharedPerBlockOptin);
+        std::printf("shared memory a block: at most %zu bytes (--shared-per-block)\n", info.sharedPerBlock);
     return info;
 }

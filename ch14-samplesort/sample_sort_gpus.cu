@@ -25,8 +25,13 @@
 #define SAMPLE_SORT_NO_MAIN
 #include "sample_sort.cu"
 
+#include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_scan.cuh>
+#include <cub/version.cuh>
 #include <nccl.h>
+#if CUB_VERSION >= 200100
+#include <cuda/std/tuple>
+#endif
 
 #include <array>
 #include <chrono>
@@ -68,6 +73,26 @@ struct SampleLess {
     }
 };
 constexpr Sample kPastEveryKey{0xFFFFFFFFu, 0, ~uint64_t{0}};
+
+// The gathered samples sorted by (rank, index), from `samples` into `sorted` (temp == nullptr: the bytes
+// it needs): CUB's radix sort, told the two fields by a decomposer (CUB 2.1 on). Not CUB's merge sort:
+// the one of CUDA 13.0 (CCCL 3.0.1) lets its merge kernel load its partitions before the kernel writing
+// them has finished, on sm_90 (NVIDIA/cccl#5297, mended in CCCL's 2.8, 3.0 and 3.1 branches since), and
+// ranks sharing an H100 faulted in about a quarter of loaded runs (NOTES.md, 2026-12-05). CUDA 12.0 and
+// 12.1 (CUB 2.0) have no decomposer and keep the merge sort, which there launches no kernel early.
+#if CUB_VERSION >= 200100
+struct SampleFields {
+    __host__ __device__ cuda::std::tuple<uint32_t&, uint64_t&> operator()(Sample& s) const { return {s.rank, s.index}; }
+};
+#endif
+inline cudaError_t sortSamples(void* temp, size_t& bytes, const Sample* samples, Sample* sorted, int count,
+                               cudaStream_t stream = 0) {
+#if CUB_VERSION >= 200100
+    return cub::DeviceRadixSort::SortKeys(temp, bytes, samples, sorted, count, SampleFields(), stream);
+#else
+    return cub::DeviceMergeSort::SortKeysCopy(temp, bytes, samples, sorted, count, SampleLess(), stream);
+#endif
+}
 
 // The ranks - 1 splitters, padded to the tree's 7 with kPastEveryKey.
 struct Splitters {
@@ -277,7 +302,7 @@ struct Part {
     uint64_t base = 0;            // its first key's global index
     DeviceBuffer<Key> keys, sendKeys;
     DeviceBuffer<uint32_t> values, sendValues;
-    DeviceBuffer<Sample> samples;  // every rank's, after the all-gather
+    DeviceBuffer<Sample> samples, sorted;  // every rank's, after the all-gather; and sorted
     DeviceBuffer<Splitters> splitters;
     DeviceBuffer<uint64_t> counts, offsets;
     DeviceBuffer<unsigned char> temp;  // CUB's scan and the samples' sort
@@ -322,8 +347,7 @@ inline size_t cubTempBytes(size_t tiles, int ranks) {
     size_t scan = 0, sort = 0;
     CUDA_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, scan, static_cast<uint64_t*>(nullptr), static_cast<uint64_t*>(nullptr),
                                              tiles * ranks));
-    CUDA_CHECK(cub::DeviceMergeSort::SortKeys(nullptr, sort, static_cast<Sample*>(nullptr),
-                                              static_cast<int64_t>(kSamplesPerRank) * ranks, SampleLess()));
+    CUDA_CHECK(sortSamples(nullptr, sort, nullptr, nullptr, kSamplesPerRank * ranks));
     return std::max(scan, sort);
 }
 
@@ -351,7 +375,7 @@ void setUp(Cluster<Key>& c, const Ranks& ranks, const std::vector<size_t>& count
             for (size_t i = 0; i < p.n; ++i) global[i] = static_cast<uint32_t>(p.base + i);
             p.values.upload(global.data(), p.n);
         }
-        p.samples.allocate(size_t{kSamplesPerRank} * c.ranks);
+        p.samples.allocate(size_t{kSamplesPerRank} * c.ranks), p.sorted.allocate(size_t{kSamplesPerRank} * c.ranks);
         p.splitters.allocate(1);
         p.counts.allocate(p.tiles * c.ranks + 1), p.offsets.allocate(p.tiles * c.ranks + 1);
         p.temp.allocate(std::max<size_t>(cubTempBytes(p.tiles, c.ranks), 1));  // a null pointer would mean "size query"
@@ -411,7 +435,6 @@ void gatherSamples(Cluster<Key>& c) {
             CUDA_CHECK(cudaMemcpyPeerAsync(p.samples.get() + per * g, p.device, from.samples.get() + per * g, from.device,
                                            per * sizeof(Sample), p.stream));
     });
-    c.synchronize();  // every copy out of a rank's samples done before that rank sorts them in place
 }
 
 // The exchange: what plan x says, from the send buffers into the receive buffers (keys, then values).
@@ -465,9 +488,8 @@ std::array<double, kPhases> sortAcross(Cluster<Key>& c) {
     gatherSamples(c);
     c.onEachRank([&](int, Part<Key>& p) {  // every rank sorts the same samples: the same splitters everywhere
         size_t bytes = p.temp.size();
-        CUDA_CHECK(cub::DeviceMergeSort::SortKeys(p.temp.get(), bytes, p.samples.get(), static_cast<int64_t>(sampleCount),
-                                                  SampleLess(), p.stream));
-        splittersKernel<<<1, 1, 0, p.stream>>>(p.samples.get(), sampleCount, ranks, p.splitters.get());
+        CUDA_CHECK(sortSamples(p.temp.get(), bytes, p.samples.get(), p.sorted.get(), static_cast<int>(sampleCount), p.stream));
+        splittersKernel<<<1, 1, 0, p.stream>>>(p.sorted.get(), sampleCount, ranks, p.splitters.get());
         CUDA_CHECK_LAUNCH("splittersKernel");
     });
     c.synchronize();

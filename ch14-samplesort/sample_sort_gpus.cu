@@ -76,10 +76,11 @@ constexpr Sample kPastEveryKey{0xFFFFFFFFu, 0, ~uint64_t{0}};
 
 // The gathered samples sorted by (rank, index), from `samples` into `sorted` (temp == nullptr: the bytes
 // it needs): CUB's radix sort, told the two fields by a decomposer (CUB 2.1 on). Not CUB's merge sort:
-// the one of CUDA 13.0 (CCCL 3.0.1) lets its merge kernel load its partitions before the kernel writing
-// them has finished, on sm_90 (NVIDIA/cccl#5297, mended in CCCL's 2.8, 3.0 and 3.1 branches since), and
-// ranks sharing an H100 faulted in about a quarter of loaded runs (NOTES.md, 2026-12-05). CUDA 12.0 and
-// 12.1 (CUB 2.0) have no decomposer and keep the merge sort, which there launches no kernel early.
+// since it launches its kernels early on sm_90 (programmatic dependent launch; CCCL 3.0.1 in CUDA 13.0
+// here), its merge kernel can load its partitions before the kernel writing them has finished
+// (NVIDIA/cccl#5297, mended upstream by PR 5456), and ranks sharing an H100 faulted in about a quarter of
+// loaded runs (NOTES.md, 2026-12-05). CUB 2.0 (CUDA 12.0, 12.1) has no decomposer and keeps the merge
+// sort, which there launches no kernel early.
 #if CUB_VERSION >= 200100
 struct SampleFields {
     __host__ __device__ cuda::std::tuple<uint32_t&, uint64_t&> operator()(Sample& s) const { return {s.rank, s.index}; }

@@ -37,6 +37,7 @@
 #include <chrono>
 #include <memory>
 #include <numeric>
+#include <string>
 #include <thread>
 
 #define NCCL_CHECK(call)                                                                                 \
@@ -333,8 +334,13 @@ struct Cluster {
             f(g, *parts[g]);
         }
     }
-    void synchronize() {
-        onEachRank([](int, Part<Key>&) { CUDA_CHECK(cudaDeviceSynchronize()); });
+    void synchronize(const char* after) {  // a fault caught here names the step it followed
+        onEachRank([after](int g, Part<Key>&) {
+            const cudaError_t err = cudaDeviceSynchronize();
+            if (err != cudaSuccess)
+                failCuda(err, ("cudaDeviceSynchronize() after " + std::string(after) + ", rank " + std::to_string(g)).c_str(),
+                         __FILE__, __LINE__);
+        });
     }
     void markAll() {  // each rank's event after the work its stream holds
         onEachRank([](int, Part<Key>& p) { CUDA_CHECK(cudaEventRecord(p.mark, p.stream)); });
@@ -381,7 +387,7 @@ void setUp(Cluster<Key>& c, const Ranks& ranks, const std::vector<size_t>& count
         p.counts.allocate(p.tiles * c.ranks + 1), p.offsets.allocate(p.tiles * c.ranks + 1);
         p.temp.allocate(std::max<size_t>(cubTempBytes(p.tiles, c.ranks), 1));  // a null pointer would mean "size query"
     });
-    c.synchronize();
+    c.synchronize("the set-up");
 }
 
 // Before a checked sort: every buffer the sort writes (the bucketed keys,
@@ -483,7 +489,7 @@ std::array<double, kPhases> sortAcross(Cluster<Key>& c) {
                                                                           p.samples.get() + size_t{kSamplesPerRank} * g);
         CUDA_CHECK_LAUNCH("sampleKernel");
     });
-    c.synchronize();
+    c.synchronize("the sample phase");
     ms[kSample] = msSince(t0), t0 = Clock::now();
 
     gatherSamples(c);
@@ -493,7 +499,7 @@ std::array<double, kPhases> sortAcross(Cluster<Key>& c) {
         splittersKernel<<<1, 1, 0, p.stream>>>(p.sorted.get(), sampleCount, ranks, p.splitters.get());
         CUDA_CHECK_LAUNCH("splittersKernel");
     });
-    c.synchronize();
+    c.synchronize("the splitters phase");
     ms[kSplitters] = msSince(t0), t0 = Clock::now();
 
     c.onEachRank([&](int, Part<Key>& p) {
@@ -527,7 +533,7 @@ std::array<double, kPhases> sortAcross(Cluster<Key>& c) {
     ms[kBucket] = msSince(t0), t0 = Clock::now();
 
     exchange(c, c.plan);
-    c.synchronize();
+    c.synchronize("the exchange");
     ms[kExchange] = msSince(t0), t0 = Clock::now();
 
     // sample_sort waits on the host once a level: a thread a rank, so they overlap.
@@ -561,7 +567,7 @@ double allToAllMs(Cluster<Key>& c, const TimingPlan& timing) {
     for (int r = -timing.warmups; r < timing.repeats; ++r) {
         const auto t0 = Clock::now();
         exchange(c, equal);
-        c.synchronize();
+        c.synchronize("the all-to-all yardstick");
         if (r >= 0) times.push_back(msSince(t0));
     }
     std::nth_element(times.begin(), times.begin() + times.size() / 2, times.end());

@@ -32,6 +32,7 @@
 
 #include <climits>
 #include <cmath>
+#include <cstddef>
 #include <numeric>
 #include <tuple>
 #include <utility>
@@ -982,8 +983,9 @@ __host__ __device__ inline void forEachStablePass(unsigned shift, unsigned bits,
 // their digit is the largest in every pass and they stay last.
 template <class Tier, bool kPairs>
 __global__ void __launch_bounds__(Tier::nt, kPairs ? 0 : Tier::keyBlocks) bucketSortKernel(const Task* tasks,
-    const uint32_t* keysIn, const uint32_t* valuesIn, uint32_t* keysOut, uint32_t* valuesOut, RankMap map) {
+    const unsigned* count, const uint32_t* keysIn, const uint32_t* valuesIn, uint32_t* keysOut, uint32_t* valuesOut, RankMap map) {
     constexpr int vt = Tier::vt;
+    if (count && blockIdx.x >= *count) return;  // count: null where the grid is exact, else the plan's (runLevel)
     extern __shared__ unsigned char localBytes[];
     const LocalShared sh = localShared<Tier, kPairs>(localBytes);
     const Task t = tasks[blockIdx.x];
@@ -1024,8 +1026,9 @@ __global__ void __launch_bounds__(Tier::nt, kPairs ? 0 : Tier::keyBlocks) bucket
 
 // One block per piece of a bucket whose keys are all equal: already in order.
 template <bool kPairs>
-__global__ void __launch_bounds__(Tuning::copyNt) copyKernel(const Task* tasks, const uint32_t* keysIn,
-    const uint32_t* valuesIn, uint32_t* keysOut, uint32_t* valuesOut, RankMap map) {
+__global__ void __launch_bounds__(Tuning::copyNt) copyKernel(const Task* tasks, const unsigned* count,
+    const uint32_t* keysIn, const uint32_t* valuesIn, uint32_t* keysOut, uint32_t* valuesOut, RankMap map) {
+    if (count && blockIdx.x >= *count) return;
     const Task t = tasks[blockIdx.x];
     for (unsigned i = threadIdx.x; i < t.len; i += Tuning::copyNt) {
         keysOut[t.start + i] = map.word(keysIn[t.start + i]);
@@ -1057,6 +1060,18 @@ struct Balance {
     }
 };
 
+// The most tasks each list can get from `buckets` buckets holding `keys` keys, sorts of at most cap keys: a
+// tier's bucket holds more keys than the tier below holds (tier 0's: 2 at the least), so a tier past cap
+// gets none (nor a launch: a T4 block cannot hold the largest tiers); a copy takes a bucket in pieces.
+inline void mostTasks(size_t buckets, size_t keys, size_t cap, size_t (&most)[kLists]) {
+    size_t below = 1;
+    forEachTier([&](auto t) {
+        most[t] = below < cap ? std::min(buckets, keys / (below + 1) + 1) : 0;
+        below = TierAt<t>::nv;
+    });
+    most[kCopyList] = std::min(buckets, keys) + keys / Tuning::copyPiece + 1;
+}
+
 // Scratch sizes for a config: a segment holds more than cap keys, so there are at most n / (cap + 1) a
 // level past the first.
 struct ScratchSizes {
@@ -1069,13 +1084,7 @@ struct ScratchSizes {
         tiles = Tuning::mostTiles(n) + segs;
         counts = tiles * slots + 1;
         trees = segs * slots;
-        const size_t perLevel = segs * (slots - 1);
-        size_t below = 1;  // a tier's bucket holds more keys than the tier below holds (tier 0's: 2 at the least)
-        forEachTier([&](auto t) {
-            lists[t] = std::min(perLevel, n / (below + 1) + 1);
-            below = TierAt<t>::nv;
-        });
-        lists[kCopyList] = std::min(perLevel, n) + n / Tuning::copyPiece + 1;
+        mostTasks(segs * (slots - 1), n, c.cap, lists);
     }
     void grow(const ScratchSizes& o) {
         segs = std::max(segs, o.segs), tiles = std::max(tiles, o.tiles), counts = std::max(counts, o.counts);
@@ -1140,8 +1149,17 @@ struct SortScratch {
     // each launch, often a part of one wave, waited for the one before. Blocking streams: the default
     // stream's next launch (the next level, a timer's mark) waits for them all.
     cudaStream_t listStreams[kLists] = {};
+    // The plan's copy to the host, where the level's sorts went out before it: a non-blocking stream that
+    // waits only for classify (the event), not for the sorts.
+    cudaStream_t planStream = nullptr;
+    cudaEvent_t classified = nullptr;
     size_t listBase[kLists] = {};
     Balance balance;  // of the last sort
+    // The device address of the plan's count of list l, which a launch sized before the plan was read tests
+    // (byte arithmetic: the host never dereferences a device pointer, not even to name a member).
+    const unsigned* listCount(int l) const {
+        return reinterpret_cast<const unsigned*>(reinterpret_cast<const char*>(plan.get()) + offsetof(Plan, lists)) + l;
+    }
 
     void reserve(size_t n, bool pairs, const ScratchSizes& s) {  // after the caller's device-memory check, which speaks first
         if (s.segs > Plan::kSegmentMask || s.counts > INT_MAX) {  // (CUDA 12.0-12.4's CUB scans an int count)
@@ -1166,12 +1184,19 @@ struct SortScratch {
         listMeta.allocate(2 * kLists);
         listMeta.upload(meta, 2 * kLists);
         plan.allocate(1);
-        for (auto& s : listStreams)
-            if (!s) CUDA_CHECK(cudaStreamCreate(&s));  // on the current device, once
+        if (!planStream) {  // on the current device, once
+            for (auto& s : listStreams) CUDA_CHECK(cudaStreamCreate(&s));
+            CUDA_CHECK(cudaStreamCreateWithFlags(&planStream, cudaStreamNonBlocking));
+            CUDA_CHECK(cudaEventCreateWithFlags(&classified, cudaEventDisableTiming));
+        }
     }
-    ~SortScratch() {
+    ~SortScratch() {  // no checks: a destructor must not exit
         for (cudaStream_t s : listStreams)
-            if (s) cudaStreamDestroy(s);  // no check: a destructor must not exit
+            if (s) cudaStreamDestroy(s);
+        if (planStream) {
+            cudaStreamDestroy(planStream);
+            cudaEventDestroy(classified);
+        }
     }
 };
 
@@ -1186,23 +1211,36 @@ struct Problem {
     void reserve(const ScratchSizes& s) { scratch.reserve(d.n, d.pairs, s); }
 };
 
+// The sorts of one list: `blocks` is its task count, or with `early` an upper bound, whose blocks past the
+// plan's count leave at once (without `early` the kernels read no count).
 template <class Tier, bool kPairs>
-void launchBucketSorts(SortScratch& p, const SortWords& io, int list, unsigned count, const uint32_t* keys, const uint32_t* values) {
-    if (!count) return;
+void launchBucketSorts(SortScratch& p, const SortWords& io, int list, size_t blocks, bool early, const uint32_t* keys,
+                       const uint32_t* values) {
+    if (!blocks) return;
     const size_t shared = Tier::sharedBytes(kPairs);
     // The opt-in past 48 KiB belongs to the current device: granted at every launch (a host call), so a
     // process driving several GPUs (sample_sort_gpus.cu, a thread each) has it on each of them.
     requireShared(bucketSortKernel<Tier, kPairs>, shared, "bucketSortKernel");
-    bucketSortKernel<Tier, kPairs><<<count, Tier::nt, shared, p.listStreams[list]>>>(p.lists.get() + p.listBase[list], keys,
-                                                                                     values, io.out, io.valuesOut, io.map);
+    bucketSortKernel<Tier, kPairs><<<static_cast<unsigned>(blocks), Tier::nt, shared, p.listStreams[list]>>>(
+        p.lists.get() + p.listBase[list], early ? p.listCount(list) : nullptr, keys, values, io.out, io.valuesOut, io.map);
     CUDA_CHECK_LAUNCH("bucketSortKernel");
+}
+template <bool kPairs>
+void launchCopies(SortScratch& p, const SortWords& io, size_t blocks, bool early, const uint32_t* keys, const uint32_t* values) {
+    if (!blocks) return;
+    copyKernel<kPairs><<<static_cast<unsigned>(blocks), Tuning::copyNt, 0, p.listStreams[kCopyList]>>>(
+        p.lists.get() + p.listBase[kCopyList], early ? p.listCount(kCopyList) : nullptr, keys, values, io.out, io.valuesOut,
+        io.map);
+    CUDA_CHECK_LAUNCH("copyKernel");
 }
 
 // One level of `keys` keys: splitters, histogram, scan, scatter, classify; then the host reads the plan (a
-// few bytes: the one wait a level), sorts this level's small buckets and sizes the next level's grids. With
+// few bytes: the one wait a level), sorts this level's small buckets and sizes the next level's grids (a
+// level of few buckets launches its sorts before the plan comes back: kEarlyBlocks). With
 // marks, a mark after each step's launches (classify's after the plan is read: its round trip is its time;
 // the copies wait for the sorts' mark, so each is timed alone): the step's name, what it worked on, the bytes
 // it must move.
+constexpr size_t kEarlyBlocks = 4096;  // the 256-way row's first level at 2^20 and 2^22 keys (cap 16384): 2105, 3131
 template <int kDepth, bool kPairs>
 Plan runLevel(SortScratch& p, const SortWords& io, size_t cap, int level, WordSource src, const uint32_t* valuesIn, unsigned numSegs,
               size_t numTiles, int tileBits, size_t keys, StepMarks* marks) {
@@ -1239,25 +1277,41 @@ Plan runLevel(SortScratch& p, const SortWords& io, size_t cap, int level, WordSo
         segs, numSegs, tileBits, p.trees.get(), p.offsets.get(), cap, p.plan.get(), p.segs[(level + 1) & 1].get(),
         p.lists.get(), p.listMeta.get(), p.listMeta.get() + kLists);
     CUDA_CHECK_LAUNCH("classifyKernel");
+    // Without marks, where the level's lists can be short (their most tasks add up to kEarlyBlocks or
+    // fewer: typically a first level), its sorts and copies go out at once, grids of the most blocks each list can
+    // get (blocks past the plan's count leave), and the plan comes back on its own stream beside them.
+    size_t most[kLists], total = 0;
+    mostTasks(size_t{numSegs} * (slots - 1), keys, cap, most);
+    for (size_t m : most) total += m;
+    const bool early = !marks && total <= kEarlyBlocks;
     Plan plan;
-    CUDA_CHECK(cudaMemcpy(&plan, p.plan.get(), sizeof plan, cudaMemcpyDeviceToHost));
-    if (plan.overflow) {
-        std::fprintf(stderr, "sample_sort: a task list outgrew its scratch (%s:%d)\n", __FILE__, __LINE__);
+    if (early) {
+        // Recorded before the sorts go out: a record on the default stream after them would wait for them too.
+        CUDA_CHECK(cudaEventRecord(p.classified));
+        forEachTier([&](auto t) { launchBucketSorts<TierAt<t>, kPairs>(p, io, t, most[t], true, keysOut, valuesOut); });
+        launchCopies<kPairs>(p, io, most[kCopyList], true, keysOut, valuesOut);
+        CUDA_CHECK(cudaStreamWaitEvent(p.planStream, p.classified, 0));
+        CUDA_CHECK(cudaMemcpyAsync(&plan, p.plan.get(), sizeof plan, cudaMemcpyDeviceToHost, p.planStream));
+        CUDA_CHECK(cudaStreamSynchronize(p.planStream));  // (into pageable memory the copy has already waited)
+    } else {
+        CUDA_CHECK(cudaMemcpy(&plan, p.plan.get(), sizeof plan, cudaMemcpyDeviceToHost));
+    }
+    bool fits = !plan.overflow;
+    for (int l = 0; l < kLists; ++l) fits = fits && plan.lists[l] <= most[l];
+    if (!fits) {
+        std::fprintf(stderr, "sample_sort: a task list outgrew its scratch or grid (%s:%d)\n", __FILE__, __LINE__);
         std::exit(kExitCudaError);
     }
+    if (early) return plan;
     mark("classify, plan", size_t{numSegs} * slots, "slot", 0);
     unsigned blocks = 0;
     forEachTier([&](auto t) {
-        launchBucketSorts<TierAt<t>, kPairs>(p, io, t, plan.lists[t], keysOut, valuesOut);
+        launchBucketSorts<TierAt<t>, kPairs>(p, io, t, plan.lists[t], false, keysOut, valuesOut);
         blocks += plan.lists[t];
     });
     if (blocks) mark("one-block sorts", blocks, "bucket", plan.keysToBlocks * 2 * keyBytes);
-    if (plan.lists[kCopyList]) {
-        copyKernel<kPairs><<<plan.lists[kCopyList], Tuning::copyNt, 0, p.listStreams[kCopyList]>>>(
-            p.lists.get() + p.listBase[kCopyList], keysOut, valuesOut, io.out, io.valuesOut, io.map);
-        CUDA_CHECK_LAUNCH("copyKernel");
-        mark("copies", plan.lists[kCopyList], "piece", plan.keysEqual * 2 * keyBytes);
-    }
+    launchCopies<kPairs>(p, io, plan.lists[kCopyList], false, keysOut, valuesOut);
+    if (plan.lists[kCopyList]) mark("copies", plan.lists[kCopyList], "piece", plan.keysEqual * 2 * keyBytes);
     return plan;
 }
 
@@ -1544,6 +1598,28 @@ int runSelftest() {
                  ceilDiv(m, t) <= Tuning::mostTiles(m) && Tuning::mostTiles(m) <= Tuning::mostTiles(m + 1);
         }
     expect(ok, "tileBitsFor: whole chunks a tile; mostTiles bounds the tiles of every smaller sort");
+    // mostTasks bounds every task list a level fills (the early launches' grids and the lists' scratch), by
+    // classifyKernel's rules: a copy in pieces where a bucket's keys are all equal or it holds one, else one
+    // block's sort in the tier tierOf names where len <= cap. A tier's smallest buckets fill its list most.
+    size_t tierKeys[kTierCount];
+    forEachTier([&](auto t) { tierKeys[t] = TierAt<t>::nv; });
+    ok = true;
+    for (int trial = 0; trial < 3000 && ok; ++trial) {
+        const size_t cap = trial % 4 == 0 ? 512 : tierKeys[kTierCount - 1 - trial % 3], buckets = 1 + rng.below(600);
+        const int fullest = trial / 3 % kTierCount;
+        size_t keys = 0, count[kLists] = {}, most[kLists];
+        for (size_t b = 0; b < buckets; ++b) {
+            size_t len = trial % 3 ? rng.below(3 * cap) : fullest == 0 ? 2 : tierKeys[fullest - 1] + 1;
+            if (trial % 7 == 0 && b % 5 == 0) len = rng.below(3 * size_t{Tuning::copyPiece});
+            const bool equal = len == 1 || (len && trial % 3 && rng.below(4) == 0);
+            if (equal) count[kCopyList] += ceilDiv(len, size_t{Tuning::copyPiece});
+            else if (len && len <= cap) ++count[tierOf(len)];
+            keys += len;
+        }
+        mostTasks(buckets, keys, cap, most);
+        for (int l = 0; l < kLists; ++l) ok = ok && count[l] <= most[l];
+    }
+    expect(ok, "mostTasks bounds every task list a level can fill");
     std::vector<Segment> segs = {{0, 5, 0, 0, 0}, {5, 40000, 1, 0, 0}, {40005, 3, 4, 0, 0}};
     expect(segmentOfTile(segs.data(), 3, 0) == 0 && segmentOfTile(segs.data(), 3, 1) == 1 &&
                segmentOfTile(segs.data(), 3, 3) == 1 && segmentOfTile(segs.data(), 3, 4) == 2,

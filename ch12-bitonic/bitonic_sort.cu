@@ -818,8 +818,9 @@ inline int runVerify(const SortOptions& o, const Run& run) {
 template <class Key>
 int runLesson(const SortOptions& o, const Run& run) {
     const size_t n = o.n;
-    requireDeviceMemory(sortBytesNeeded<Key>(n, o.pairs, 2 * n * (sizeof(Key) + (o.pairs ? 4 : 0)) + (size_t{64} << 20)),
-                        "the sort's buffers and CUB's scratch");
+    requireDeviceMemory(sortBytesNeeded<Key>(n, o.pairs, 2 * n * (sizeof(Key) + (o.pairs ? 4 : 0)) + libraryWordBytes<Key>(n, o.descending) +
+                                                             (size_t{64} << 20)),
+                        "the sort's buffers and CUB's scratch and words");
     CsvFile csv;
     csv.open(run.csvPath, "bitonic_sort");
     const bool seedOk = seedExamples(), stepsOk = checkSeedSteps<Key>(o.descending);
@@ -835,8 +836,8 @@ int runLesson(const SortOptions& o, const Run& run) {
     bool ok = checkSortRows(rows, d, d, input, want, SortCheck::Permutation, label) && seedOk && stepsOk;
     ok = cub.check(d, d, input, want, label) && ok;
     if (!ok) return std::printf("a check failed: nothing is timed\n"), kExitCheckFailed;
-    std::printf("checked on poisoned outputs, %s: %zu rows exact (values a permutation), %s exact (stable), %s exact "
-                "(+-0 may swap)\n", label.c_str(), rows.size(), cub.merge.name().c_str(), cub.radix.name().c_str());
+    std::printf("checked on poisoned outputs, %s: %zu rows exact (values a permutation), %s and %s exact (stable)\n",
+                label.c_str(), rows.size(), cub.merge.name().c_str(), cub.radix.name().c_str());
     std::printf("passes over memory: a copy + one per (k, j) = 1 + sum of log2(k) = %zu\n", passPerDistancePlan(n, Step::AnyPass).size());
     if (!run.timing || n == 0 || rows.empty()) return std::printf("\n%s: checks only\n", run.timing ? "nothing to time" : "--no-timing"), kExitPass;
     timeRows(cub.table("bitonic sort, " + label, {{"direction", 16}, {"global j/pass", 13}, {"passes", 6}}, d), rows, d, run, &csv);

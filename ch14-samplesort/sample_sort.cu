@@ -1763,7 +1763,9 @@ template <class Key>
 int runLessonAs(const SortOptions& o, const Run& run) {
     CsvFile csv;
     csv.open(run.csvPath, "sample_sort");
-    auto bytesFor = [&](size_t n) { return sortBytesNeeded<Key>(n, o.pairs, scratchFor(n, run, o.pairs).bytes(n, o.pairs) + 2 * n * 4); };
+    auto bytesFor = [&](size_t n) {
+        return sortBytesNeeded<Key>(n, o.pairs, scratchFor(n, run, o.pairs).bytes(n, o.pairs) + 2 * n * 4 + libraryWordBytes<Key>(n, o.descending));
+    };
     requireDeviceMemory(bytesFor(o.n), "sample_sort (buffers, scratch and CUB's)");
     std::printf("sample: %d keys per level's segment = %d per bucket (oversampling: bucket sizes then vary by about "
                 "1/sqrt(%d) = %.0f %%)\n", Tuning::maxSample, Tuning::oversample, Tuning::oversample,

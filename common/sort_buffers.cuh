@@ -25,7 +25,7 @@
 #include <type_traits>
 #include <vector>
 
-// The order as a comparator, for std::stable_sort and cub::DeviceMergeSort.
+// The order as a comparator, for std::stable_sort and the lessons' host models.
 template <class Key>
 struct RankLess {
     uint32_t flip;
@@ -142,7 +142,6 @@ inline std::string describeInput(size_t s) {
 enum class SortCheck {
     Stable,       // keys exact; values exactly the stable order's indices
     Permutation,  // keys exact; values name every input once, each with its key
-    RadixZeros,   // as Permutation, but -0.0 and +0.0 may swap: CUB's radix sort holds them equal
 };
 
 // Compares the device's output with the reference; prints the first
@@ -154,8 +153,6 @@ bool sortMatches(const std::string& what, const SortBuffers<Key>& d, const std::
     d.out.download(got.data(), d.n);
     for (size_t p = 0; p < d.n; ++p) {
         if (sameBits(got[p], want.keys[p])) continue;
-        if constexpr (std::is_floating_point<Key>::value)
-            if (rule == SortCheck::RadixZeros && got[p] == 0 && want.keys[p] == 0) continue;
         return compareExact(what.c_str(), got.data() + p, want.keys.data() + p, 1, p);
     }
     if (!d.pairs) return true;
@@ -168,64 +165,102 @@ bool sortMatches(const std::string& what, const SortBuffers<Key>& d, const std::
     return checkPermutation(what.c_str(), got.data(), sources.data(), input.data(), d.n);
 }
 
-// The sorts a learner would otherwise call, on the same buffers:
-// cub::DeviceMergeSort with the lesson's order (its Copy forms run the same
-// dispatch as StableSortPairs, out of place, and the check holds them to the
-// stable order), and cub::DeviceRadixSort. For integer keys the rank order
-// is the natural one, so CUB gets its fastest form, cuda::std::less or
-// greater; floats need the rank comparator (totalOrder: -0.0 before
-// +0.0, NaNs at the ends). The scratch is allocated once, here, so a timed
-// call allocates nothing.
+// The sorts a learner would otherwise call, on the same buffers: CUB's
+// merge sort (its Copy form runs the same dispatch as StableSortPairs, out of
+// place) and its radix sort, both stable, on the keys' ordered words (the
+// RankMap of common/key_order.hpp), as the lessons' own kernels sort them. So
+// CUB is compiled once, for uint32 words ascending, not for every key type
+// and order: that was half of each sort lesson's build. CUB's fastest forms
+// run on them, cuda::std::less and the plain radix sort. uint32 keys
+// ascending are their own words: CUB sorts d.in as is. Any other input is
+// turned into words once (LibraryWords, before anything is timed) and CUB's
+// sorted words back into keys after each checked run; neither is timed, as
+// CUB's radix sort does the same map within its own passes.
+static __global__ void mapKeyWords(const uint32_t* in, uint32_t* out, size_t count, RankMap map, bool toWords) {
+    for (size_t i = static_cast<size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < count;
+         i += static_cast<size_t>(gridDim.x) * blockDim.x)
+        out[i] = toWords ? map.rank(in[i]) : map.word(in[i]);
+}
+template <class Key>
+bool keysAreWords(bool descending) {
+    return std::is_same<Key, uint32_t>::value && !descending;
+}
+// The device bytes LibraryWords takes for n keys.
+template <class Key>
+size_t libraryWordBytes(size_t n, bool descending) {
+    return keysAreWords<Key>(descending) ? 0 : n * sizeof(uint32_t);
+}
+template <class Key>
+class LibraryWords {
+public:
+    LibraryWords(SortBuffers<Key>& d, bool descending)
+        : d_(d), map_(rankMapOf<Key>(descending ? ~0u : 0u)), asIs_(keysAreWords<Key>(descending)) {
+        if (asIs_ || !d.n) return;
+        words_.allocate(d.n);
+        run(reinterpret_cast<const uint32_t*>(d.in.get()), words_.get(), true);
+    }
+    const uint32_t* in() const { return asIs_ ? reinterpret_cast<const uint32_t*>(d_.in.get()) : words_.get(); }
+    uint32_t* out() const { return reinterpret_cast<uint32_t*>(d_.out.get()); }  // sorted words, then keys (toKeys)
+    void toKeys() const {
+        if (!asIs_) run(out(), out(), false);
+    }
+
+private:
+    void run(const uint32_t* from, uint32_t* to, bool toWords) const {
+        if (!d_.n) return;
+        mapKeyWords<<<gridFor(d_.n, 256, "mapKeyWords", 4096), 256>>>(from, to, d_.n, map_, toWords);
+        CUDA_CHECK_LAUNCH("mapKeyWords");
+    }
+    SortBuffers<Key>& d_;
+    RankMap map_;
+    bool asIs_;
+    DeviceBuffer<uint32_t> words_;
+};
+
+// One of CUB's two sorts on LibraryWords' words; values, where there are any,
+// are d's as they are. The scratch is allocated once, here, so a timed call
+// allocates nothing.
 template <class Key>
 class LibrarySort {
 public:
     enum class Kind { Merge, Radix };
-    LibrarySort(Kind kind, SortBuffers<Key>& d, bool descending) : kind_(kind), d_(d), descending_(descending) {
+    LibrarySort(Kind kind, SortBuffers<Key>& d, const LibraryWords<Key>& words) : kind_(kind), d_(d), words_(words) {
         call(nullptr, tempBytes_);
         temp_.allocate(std::max<size_t>(tempBytes_, 1));  // a null pointer would mean "size query"
     }
     std::string name() const {
         if (kind_ == Kind::Merge) return d_.pairs ? "cub::DeviceMergeSort::SortPairsCopy" : "cub::DeviceMergeSort::SortKeysCopy";
-        return std::string("cub::DeviceRadixSort::Sort") + (d_.pairs ? "Pairs" : "Keys") + (descending_ ? "Descending" : "");
+        return std::string("cub::DeviceRadixSort::Sort") + (d_.pairs ? "Pairs" : "Keys");
     }
-    SortCheck rule() const { return kind_ == Kind::Merge ? SortCheck::Stable : SortCheck::RadixZeros; }
-    void operator()() {
+    void operator()() {  // the timed call: d.out holds sorted words (keys where they are their own words)
         if (d_.n == 0) return;
         size_t bytes = tempBytes_;
         call(temp_.get(), bytes);
     }
+    void sortToKeys() {  // the checked call: d.out holds the sorted keys
+        (*this)();
+        words_.toKeys();
+    }
 
 private:
-    template <class Less>
-    void mergeSort(void* temp, size_t& bytes, Less less) {
-        const int64_t n = static_cast<int64_t>(d_.n);
-        if (d_.pairs)
-            CUDA_CHECK(cub::DeviceMergeSort::SortPairsCopy(temp, bytes, d_.in.get(), d_.vin.get(), d_.out.get(),
-                                                           d_.vout.get(), n, less));
-        else
-            CUDA_CHECK(cub::DeviceMergeSort::SortKeysCopy(temp, bytes, d_.in.get(), d_.out.get(), n, less));
-    }
     void call(void* temp, size_t& bytes) {
         const int64_t n = static_cast<int64_t>(d_.n);
-        Key *in = d_.in.get(), *out = d_.out.get();
-        uint32_t *vin = d_.vin.get(), *vout = d_.vout.get();
-        if (kind_ == Kind::Merge) {
-            // if constexpr: each key type compiles CUB's merge sort only for the comparators it uses
-            if constexpr (!std::is_integral<Key>::value) mergeSort(temp, bytes, RankLess<Key>{descending_ ? ~0u : 0u});
-            else if (descending_) mergeSort(temp, bytes, cuda::std::greater<Key>());
-            else mergeSort(temp, bytes, cuda::std::less<Key>());
-        } else if (d_.pairs && descending_)
-            CUDA_CHECK(cub::DeviceRadixSort::SortPairsDescending(temp, bytes, in, out, vin, vout, n));
+        const uint32_t* in = words_.in();
+        uint32_t* out = words_.out();
+        const uint32_t* vin = d_.vin.get();
+        uint32_t* vout = d_.vout.get();
+        if (kind_ == Kind::Merge && d_.pairs)
+            CUDA_CHECK(cub::DeviceMergeSort::SortPairsCopy(temp, bytes, in, vin, out, vout, n, cuda::std::less<uint32_t>()));
+        else if (kind_ == Kind::Merge)
+            CUDA_CHECK(cub::DeviceMergeSort::SortKeysCopy(temp, bytes, in, out, n, cuda::std::less<uint32_t>()));
         else if (d_.pairs)
             CUDA_CHECK(cub::DeviceRadixSort::SortPairs(temp, bytes, in, out, vin, vout, n));
-        else if (descending_)
-            CUDA_CHECK(cub::DeviceRadixSort::SortKeysDescending(temp, bytes, in, out, n));
         else
             CUDA_CHECK(cub::DeviceRadixSort::SortKeys(temp, bytes, in, out, n));
     }
     Kind kind_;
     SortBuffers<Key>& d_;
-    bool descending_;
+    const LibraryWords<Key>& words_;
     size_t tempBytes_ = 0;
     DeviceBuffer<unsigned char> temp_;
 };
@@ -237,9 +272,10 @@ private:
 template <class Key>
 SortReference<Key> stableReference(const std::vector<Key>& input, SortBuffers<Key>& d, bool descending, size_t hostLimit) {
     if (input.size() <= hostLimit) return referenceSort(input, descending);
-    LibrarySort<Key> cub(LibrarySort<Key>::Kind::Merge, d, descending);
+    const LibraryWords<Key> words(d, descending);
+    LibrarySort<Key> cub(LibrarySort<Key>::Kind::Merge, d, words);
     d.poison();
-    cub();
+    cub.sortToKeys();
     CUDA_CHECK(cudaDeviceSynchronize());
     SortReference<Key> r;
     r.keys.resize(d.n);
@@ -265,22 +301,26 @@ bool checkSortRows(const std::vector<Variant<Problem>>& rows, Problem& p, const 
 }
 
 // CUB's two sorts as rows of a lesson's table, on the lesson's buffers:
-// merge sort is the table's library row, radix sort is timed beside it.
-// Their launchers call this object: keep it where it was made.
+// merge sort is the table's library row, radix sort is timed beside it. A
+// check runs each to keys (sortToKeys), a timed run only the sort. Their
+// launchers call this object: keep it where it was made.
 template <class Key, class Problem>
 struct LibraryRows {
+    LibraryWords<Key> words;
     LibrarySort<Key> merge, radix;
     Variant<Problem> mergeRow{merge.name(), {}, [this](Problem&) { merge(); }, 0};  // 0 passes: CUB's own
     Variant<Problem> radixRow{radix.name(), {}, [this](Problem&) { radix(); }, 0};
     LibraryRows(SortBuffers<Key>& d, bool descending)
-        : merge(LibrarySort<Key>::Kind::Merge, d, descending), radix(LibrarySort<Key>::Kind::Radix, d, descending) {}
+        : words(d, descending), merge(LibrarySort<Key>::Kind::Merge, d, words), radix(LibrarySort<Key>::Kind::Radix, d, words) {}
     LibraryRows(const LibraryRows&) = delete;
     LibraryRows& operator=(const LibraryRows&) = delete;
-    // Both on poisoned outputs, each by its rule (merge sort skipped where it made want: withMerge false).
+    // Both on poisoned outputs, stable (merge sort skipped where it made want: withMerge false).
     bool check(Problem& p, const SortBuffers<Key>& d, const std::vector<Key>& input, const SortReference<Key>& want,
                const std::string& label, bool announce = false, bool withMerge = true) {
-        return (!withMerge || checkSortRows({mergeRow}, p, d, input, want, merge.rule(), label, announce)) &&
-               checkSortRows({radixRow}, p, d, input, want, radix.rule(), label, announce);
+        const Variant<Problem> mergeChecked{merge.name(), {}, [this](Problem&) { merge.sortToKeys(); }, 0};
+        const Variant<Problem> radixChecked{radix.name(), {}, [this](Problem&) { radix.sortToKeys(); }, 0};
+        return (!withMerge || checkSortRows({mergeChecked}, p, d, input, want, SortCheck::Stable, label, announce)) &&
+               checkSortRows({radixChecked}, p, d, input, want, SortCheck::Stable, label, announce);
     }
     // The table's frame: d's bytes a pass, its n for Gkeys/s, its copy, both CUB sorts.
     TimedTable<Problem> table(const std::string& title, std::vector<Column> knobs, SortBuffers<Key>& d) const {

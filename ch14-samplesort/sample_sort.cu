@@ -1240,7 +1240,9 @@ void launchCopies(SortScratch& p, const SortWords& io, size_t blocks, bool early
 // marks, a mark after each step's launches (classify's after the plan is read: its round trip is its time;
 // the copies wait for the sorts' mark, so each is timed alone): the step's name, what it worked on, the bytes
 // it must move.
-constexpr size_t kEarlyBlocks = 4096;  // the 256-way row's first level at 2^20 and 2^22 keys (cap 16384): 2105, 3131
+// A bound on the blocks the lists can get, copy pieces included: the 256-way row's first level (cap 16384) gets
+// 2105 at 2^20 keys, 3131 at 2^22, 3323 at 2^24 and 4091 at 2^26 (there nearly every block leaves at once).
+constexpr size_t kEarlyBlocks = 4096;
 template <int kDepth, bool kPairs>
 Plan runLevel(SortScratch& p, const SortWords& io, size_t cap, int level, WordSource src, const uint32_t* valuesIn, unsigned numSegs,
               size_t numTiles, int tileBits, size_t keys, StepMarks* marks) {

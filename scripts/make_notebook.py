@@ -73,7 +73,7 @@ EXTRA_RUNS = {"merge_path": ["scripts/data/day36-seed-t4.csv"]}
 COMMITTED_CSV = re.compile(r"h200-(\d{4}-\d\d-\d\d)(-[a-z-]+)?\.csv")
 
 # What Run all's compiles take, measured by scripts/tests/notebook_test.py on a 2-core machine without a GPU.
-RUN_ALL_COMPILE = "4.2 minutes, measured 2026-12-04 on a 2-core machine without a GPU"
+RUN_ALL_COMPILE = "3.0 minutes, measured 2026-12-05 on a 2-core machine without a GPU"
 
 
 def present_lessons():
@@ -294,7 +294,7 @@ short cell; drop it for the full sizes) and `--csv`, and plots its run beside
 the committed H200 run. The exercise cells build the same file with an injected
 bug and show the check that catches it: those runs are meant to fail (exit 1).
 
-Compiling takes time: Run all takes about 4 minutes on a 2-core machine such as
+Compiling takes time: Run all takes about 3 minutes on a 2-core machine such as
 a Colab T4 runtime, nearly all of it compiling ({RUN_ALL_COMPILE}). The setup
 cell queues every compile, and two run at a time in the background, so later
 lessons compile while earlier ones run; a lesson's own cell moves its compile

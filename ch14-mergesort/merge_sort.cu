@@ -1,12 +1,9 @@
-// Chapter 14.1-14.2: merge sort. A merge of two sorted runs is parallel once
-// every output position finds its co-rank (how many of the first k outputs
-// come from the left run) by its own binary search; a bottom-up merge sort
-// is that merge applied to every pair of runs, once per doubling width.
-// Part A launches the course's two kernels (one thread per output, one launch
-// per width). Part B grows them into a sort that stands beside CUB's: a
-// block sort of large tiles, then merge passes that merge two or four runs
-// at once, tile by tile, each tile found by a co-rank search. Every
-// pass reads and writes every key once, so fewer passes is the lever.
+// Chapter 14.1-14.2: merge sort. A merge of two sorted runs is parallel once every output position finds its co-rank
+// (how many of the first k outputs come from the left run) by its own binary search; a bottom-up merge sort is that
+// merge applied to every pair of runs, once per doubling width. Part A launches the course's two kernels (one thread
+// per output, one launch per width). Part B grows them into a sort that stands beside CUB's: a block sort of large
+// tiles, then merge passes that merge two or four runs at once, tile by tile, each tile found by a co-rank search.
+// Every pass reads and writes every key once, so fewer passes is the lever.
 //
 // Build (one file, 29 s on 2 cores, 2026-12-05):
 //   nvcc -std=c++17 -O3 -arch=sm_75 -o merge_sort merge_sort.cu
@@ -17,14 +14,12 @@
 //   ./merge_sort --pairs --key float --descending --n 1000003    key-value (values = original index)
 //   ./merge_sort --verify         every row on the adversarial inputs, every key type and order
 //   ./merge_sort --selftest       the course's traces, every piece and every kernel's steps checked on the host (no GPU)
-// Reading map: "Part A" (the tie rule, co_rank, the 14.1 and 14.2 kernels, their worked examples);
-// "Part B" (tuning, pieces, block sort, merge passes, the plan); "the variant table"; "selftest";
-// "the lesson"; "main".
-// Change: --n, --key, --input/--dist, --pairs, --descending, --only, --sizes. Exercises (README.md):
+// Reading map: "Part A" (the tie rule, co_rank, the 14.1 and 14.2 kernels, their worked examples); "Part B" (tuning,
+// pieces, block sort, merge passes, the plan); "the variant table"; "selftest"; "the lesson"; "main".
+// Change: --n, --key, --input/--dist, --pairs, --descending, --only, --sizes. Exercises (README.md), each caught by the checks:
 //   -DEXERCISE_NO_BOUNDARY_GUARD  14.1's trap: read the exhausted run
 //   -DEXERCISE_FORGET_PAIR_START  14.2's trap: a pair-local index used as a global one
-//   -DEXERCISE_SEED_TIE_TEST      the course's strict A[i] < B[j-1]: ties leave unstably
-// Each is caught by the checks (the last only by provenance).
+//   -DEXERCISE_SEED_TIE_TEST      the course's strict A[i] < B[j-1]: ties leave unstably (caught only by provenance)
 
 #include "../common/selftest.hpp"
 #include "../common/sort_options.hpp"  // and with it the inputs, the sort buffers, the variant table
@@ -154,8 +149,7 @@ bool seedExamples() {
     const RankLess<int32_t> ascending{0};
     const std::vector<int32_t> A = {1, 3, 6, 8}, B = {2, 4, 5, 7}, input = {5, 2, 8, 1, 9, 3, 7, 4};
     DeviceBuffer<int32_t> dA(4), dB(4), dOut(8), d0(8), d1(8);
-    dA.upload(A.data(), 4);
-    dB.upload(B.data(), 4);
+    dA.upload(A.data(), 4), dB.upload(B.data(), 4);
     dOut.poison();
     merge_corank_kernel<<<1, 8>>>(dA.get(), 4, dB.get(), 4, dOut.get(), nullptr, ascending);  // a thread an output
     CUDA_CHECK_LAUNCH("merge_corank_kernel");
@@ -184,8 +178,8 @@ bool seedExamples() {
 // compare. Ties take the left run in every merge (and with values in every thread's sort): the sort is stable.
 // A kernel is a few steps over a tile in shared memory, each merge one mergePath and one serialMerge:
 //   block sort:  loadTile | threadSort | (stageThread | blockRound) x log2(blockNt) | stageThread | storeTile
-//   partition:   tileSplit, a warp a tile two-way (warpSearch), a thread a tile four-way
-//   merge pass:  loadSpans | mergeRound (once two-way, twice four-way) | storeTile
+//   partition:   tileSplit, four-way a thread a tile (partitionKernel); two-way inside the merge block (warpSearch)
+//   merge pass:  (tileSplit x 2) | loadSpans | mergeRound (once two-way, twice four-way) | storeTile
 
 // ------------------------------------------------------------------ tuning
 // One struct a tile shape, the only source of tile and shared-memory sizes: nt threads, vt keys a thread,
@@ -202,7 +196,8 @@ template <int kNt, int kVt, int kBlockNt, int kBlockVt, int kKeysMergeBlocks = 0
     static constexpr size_t mergeBytes(bool pairs) { return size_t{8} * nvSlots * (pairs ? 2 : 1); }
     static constexpr size_t bytes(bool pairs) { return std::max(blockSortBytes(pairs), mergeBytes(pairs)); }
     static_assert(kVt % 2 == 1 && kBlockVt % 2 == 1, "vt must be odd (conflict-free strided shared access)");
-    static_assert((kNt & (kNt - 1)) == 0 && (kBlockNt & (kBlockNt - 1)) == 0, "threads a power of two");
+    static_assert((kNt & (kNt - 1)) == 0 && (kBlockNt & (kBlockNt - 1)) == 0 && kNt >= 64,
+                  "threads a power of two, two warps or more (a two-way merge block's two searches)");
     static_assert(tile % nv == 0, "a merge tile must not straddle two groups of runs (they start at multiples of tile)");
     static_assert(nv % 4 == 0 && tile % 4 == 0, "tiles start on 16-byte boundaries (vector loads and stores)");
     static_assert(bytes(true) <= 227 * 1024, "a shape must fit an sm_90 block (227 KiB, opted in)");
@@ -508,7 +503,7 @@ __host__ __device__ inline void kWaySplit(const uint32_t* group, size_t width, c
 }
 
 // The partition: tile t's first output's k-way co-rank in its group, into split[0 .. kWays) (each entry from its
-// run's start). Two-way by a whole warp (mergePath's warpSearch); four-way by one thread.
+// run's start). Two-way by a whole warp (mergePath's warpSearch, in the merge block); four-way by one thread.
 template <int kWays>
 __host__ __device__ inline void tileSplit(size_t t, const uint32_t* keys, size_t n, size_t width, size_t nv, size_t* split) {
     const Group<kWays> q = groupOf<kWays>(t * nv, width, n);
@@ -631,21 +626,29 @@ __host__ __device__ inline void mergeRound(int tid, const Runs& runs, const uint
     if (tid == 0) outKeys[runs.count()] = kSentinel;
 }
 
-// Two-way: a warp a tile (its lanes search together and write the same split); four-way: a thread a tile.
-template <int kWays> __global__ void __launch_bounds__(kPartitionThreads) partitionKernel(const uint32_t* keys, size_t* partitions, size_t n, size_t width, size_t nv, size_t tiles) {
-    const size_t t = (static_cast<size_t>(blockIdx.x) * blockDim.x + threadIdx.x) / (kWays == 2 ? 32 : 1);
-    if (t < tiles) tileSplit<kWays>(t, keys, n, width, nv, partitions + kWays * t);
+// The four-way partition, a thread a tile, before the pass (its splits are too deep to find inside the merge block).
+__global__ void __launch_bounds__(kPartitionThreads) partitionKernel(const uint32_t* keys, size_t* partitions, size_t n, size_t width, size_t nv, size_t tiles) {
+    const size_t t = static_cast<size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+    if (t < tiles) tileSplit<4>(t, keys, n, width, nv, partitions + 4 * t);
 }
 
 // A block a merge tile of nv outputs: its spans, merged in one round (two-way) or two (four-way: A with B and C with D,
-// then the results).
+// then the results). Two-way, the block finds its own splits: warp 0 the tile's, warp 1 the next tile's (where the
+// spans end), a warpSearch each, so a two-way pass is one launch; four-way reads partitionKernel's.
 template <class T, int kWays, bool kPairs> __global__ void __launch_bounds__(T::nt, kPairs ? 0 : T::keysMergeBlocks) mergePassKernel(const uint32_t* keysIn, const uint32_t* valsIn, uint32_t* keysOut, uint32_t* valsOut, const size_t* partitions, size_t n, size_t width, RankMap map, bool toKey) {
     static_assert(kWays == 2 || kWays == 4, "two-way or four-way passes");
     extern __shared__ uint4 smem[];
     uint32_t* const keys[2] = {reinterpret_cast<uint32_t*>(smem), reinterpret_cast<uint32_t*>(smem) + T::nvSlots};
     uint32_t* const vals[2] = {keys[1] + T::nvSlots, keys[1] + 2 * T::nvSlots};  // pairs only
-    const int tid = threadIdx.x;
-    const TileSpans<kWays> s = tileSpansOf<kWays>(blockIdx.x, T::nv, n, width, partitions + kWays * blockIdx.x);
+    const int tid = threadIdx.x, warp = tid / 32;
+    __shared__ size_t ownSplits[4];  // two-way: this tile's split, then the next tile's
+    if (kWays == 2 && warp < 2 && blockIdx.x + warp < gridDim.x) {  // warp-uniform: all 32 lanes search
+        size_t split[2];
+        tileSplit<2>(blockIdx.x + warp, keysIn, n, width, T::nv, split);
+        if (tid % 32 == 0) ownSplits[2 * warp] = split[0], ownSplits[2 * warp + 1] = split[1];
+    }
+    if (kWays == 2) __syncthreads();
+    const TileSpans<kWays> s = tileSpansOf<kWays>(blockIdx.x, T::nv, n, width, kWays == 2 ? ownSplits : partitions + kWays * blockIdx.x);
     loadSpans<T::nt, kWays, kPairs>(tid, s, keysIn, valsIn, keys[0], vals[0]);
     waitForCopies();
     __syncthreads();
@@ -717,13 +720,14 @@ template <class T, bool kPairs> std::vector<TimedStep> planSort(const PassBuffer
         const uint32_t *in = keysAt(pass - 1), *vin = valsAt(pass - 1);
         uint32_t *out = keysAt(pass), *vout = valsAt(pass);
         size_t* parts = buf.partitions;
-        const unsigned partitionBlocks = gridFor(tiles * (four ? 1 : 32), kPartitionThreads, "partitionKernel");
-        const auto partition = four ? partitionKernel<4> : partitionKernel<2>;
+        const unsigned partitionBlocks = gridFor(tiles, kPartitionThreads, "partitionKernel");
         const auto kernel = four ? mergePassKernel<T, 4, kPairs> : mergePassKernel<T, 2, kPairs>;
         requireShared(kernel, T::mergeBytes(kPairs), "mergePassKernel");
         plan.push_back({four ? "merge x4" : "merge x2", std::to_string(width), [=] {
-                            partition<<<partitionBlocks, kPartitionThreads>>>(in, parts, n, width, T::nv, tiles);
-                            CUDA_CHECK_LAUNCH("partitionKernel");
+                            if (four) {  // a two-way merge block finds its own splits
+                                partitionKernel<<<partitionBlocks, kPartitionThreads>>>(in, parts, n, width, T::nv, tiles);
+                                CUDA_CHECK_LAUNCH("partitionKernel");
+                            }
                             kernel<<<mergeBlocks, T::nt, T::mergeBytes(kPairs)>>>(in, vin, out, vout, parts, n, width, map, toKey);
                             CUDA_CHECK_LAUNCH("mergePassKernel");
                         }});
@@ -799,8 +803,7 @@ constexpr size_t kSeedVerifyLimit = size_t{1} << 22;  // --verify's many inputs:
 template <class Key> std::vector<Row<Key>> variantRows(Sorting<Key>& s, const Run& run, bool withSeed) {
     std::vector<Row<Key>> rows;
     if (withSeed && run.wants("seed")) rows.push_back(seedRow(s));
-    if (s.d.pairs) addRows<Key, true>(rows, s, run, PairsShapes{});
-    else addRows<Key, false>(rows, s, run, KeysShapes{});
+    s.d.pairs ? addRows<Key, true>(rows, s, run, PairsShapes{}) : addRows<Key, false>(rows, s, run, KeysShapes{});
     return rows;
 }
 
@@ -995,10 +998,9 @@ constexpr size_t kHostReferenceLimit = size_t{1} << 31;
 // Every row and both CUB sorts on one input, each held to the stable order (CUB's merge sort not checked where
 // it is the reference).
 template <class Key>
-bool checkInput(const std::vector<Key>& input, Sorting<Key>& s, const std::vector<Row<Key>>& rows, const std::string& label,
-                bool announce) {
+bool checkInput(const std::vector<Key>& input, Sorting<Key>& s, const std::vector<Row<Key>>& rows, LibraryRows<Key, Sorting<Key>>& cub,
+                const std::string& label, bool announce) {
     const SortReference<Key> want = stableReference(input, s.d, s.descending, kHostReferenceLimit);
-    LibraryRows<Key, Sorting<Key>> cub(s.d, s.descending);
     return checkSortRows(rows, s, s.d, input, want, SortCheck::Stable, label, announce) &&
            cub.check(s, s.d, input, want, label, announce, input.size() <= kHostReferenceLimit);
 }
@@ -1021,7 +1023,8 @@ template <class Key> int verifyAs(const SortOptions& o, const Run& run) {
             const std::vector<Key> input = makeSortInput<Key>(c.shape, c.n, 7 + c.n + mode);
             Sorting<Key> s(input, pairs, descending);
             const auto rows = variantRows(s, run, c.n <= kSeedVerifyLimit);
-            failed += !checkInput(input, s, rows, sortCaseLabel<Key>(sortShapeName(c.shape), c.n, descending, pairs), false);
+            LibraryRows<Key, Sorting<Key>> cub(s.d, descending);
+            failed += !checkInput(input, s, rows, cub, sortCaseLabel<Key>(sortShapeName(c.shape), c.n, descending, pairs), false);
             sorts += static_cast<int>(rows.size()) + (c.n > kHostReferenceLimit ? 1 : 2);  // and CUB (merge: the oracle past the limit)
         }
     std::printf("verify %s: %zu inputs, %d sorts (every row and both CUB sorts; %s): %s\n", keyName<Key>(), cases.size(), sorts,
@@ -1045,11 +1048,11 @@ int runShape(const SortOptions& o, const Run& run, SortShape shape, size_t n, bo
     Sorting<Key> s(input, o.pairs, o.descending);
     const std::string label = sortCaseLabel<Key>(sortShapeName(shape), n, o.descending, o.pairs);
     const auto rows = variantRows(s, run, n <= kSeedRowLimit);
-    if (!checkInput(input, s, rows, label, echo && summary.empty() && !o.all)) return kExitCheckFailed;
+    LibraryRows<Key, Sorting<Key>> cub(s.d, o.descending);
+    if (!checkInput(input, s, rows, cub, label, echo && summary.empty() && !o.all)) return kExitCheckFailed;
     if (echo) std::printf("%s: %zu rows and both CUB sorts match the reference exactly%s\n", label.c_str(), rows.size(),
                 o.pairs ? " (keys, and every value is the original index the stable order puts there)" : "");
     if (!run.timing || n == 0 || rows.empty()) return kExitPass;
-    LibraryRows<Key, Sorting<Key>> cub(s.d, o.descending);
     TimedTable<Sorting<Key>> spec = cub.table("merge sort, " + label, {{"tile", 6}, {"merge nv", 8}, {"passes", 6}}, s.d);
     spec.echo = echo;
     const TimedRows t = timeRows(spec, rows, s, run, csv);

@@ -308,8 +308,11 @@ template <class Key, class Problem>
 struct LibraryRows {
     LibraryWords<Key> words;
     LibrarySort<Key> merge, radix;
-    Variant<Problem> mergeRow{merge.name(), {}, [this](Problem&) { merge(); }, 0};  // 0 passes: CUB's own
-    Variant<Problem> radixRow{radix.name(), {}, [this](Problem&) { radix(); }, 0};
+    // A sort as a row (0 passes: CUB's own): timed, it only sorts; checked, its words go back to keys.
+    static Variant<Problem> rowOf(LibrarySort<Key>& sort, bool toKeys) {
+        return {sort.name(), {}, [&sort, toKeys](Problem&) { toKeys ? sort.sortToKeys() : sort(); }, 0};
+    }
+    Variant<Problem> mergeRow = rowOf(merge, false), radixRow = rowOf(radix, false);
     LibraryRows(SortBuffers<Key>& d, bool descending)
         : words(d, descending), merge(LibrarySort<Key>::Kind::Merge, d, words), radix(LibrarySort<Key>::Kind::Radix, d, words) {}
     LibraryRows(const LibraryRows&) = delete;
@@ -317,10 +320,8 @@ struct LibraryRows {
     // Both on poisoned outputs, stable (merge sort skipped where it made want: withMerge false).
     bool check(Problem& p, const SortBuffers<Key>& d, const std::vector<Key>& input, const SortReference<Key>& want,
                const std::string& label, bool announce = false, bool withMerge = true) {
-        const Variant<Problem> mergeChecked{merge.name(), {}, [this](Problem&) { merge.sortToKeys(); }, 0};
-        const Variant<Problem> radixChecked{radix.name(), {}, [this](Problem&) { radix.sortToKeys(); }, 0};
-        return (!withMerge || checkSortRows({mergeChecked}, p, d, input, want, SortCheck::Stable, label, announce)) &&
-               checkSortRows({radixChecked}, p, d, input, want, SortCheck::Stable, label, announce);
+        return (!withMerge || checkSortRows({rowOf(merge, true)}, p, d, input, want, SortCheck::Stable, label, announce)) &&
+               checkSortRows({rowOf(radix, true)}, p, d, input, want, SortCheck::Stable, label, announce);
     }
     // The table's frame: d's bytes a pass, its n for Gkeys/s, its copy, both CUB sorts.
     TimedTable<Problem> table(const std::string& title, std::vector<Column> knobs, SortBuffers<Key>& d) const {

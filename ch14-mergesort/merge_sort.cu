@@ -203,8 +203,7 @@ template <int kNt, int kVt, int kBlockNt, int kBlockVt, int kKeysMergeBlocks = 0
     static_assert(bytes(true) <= 227 * 1024, "a shape must fit an sm_90 block (227 KiB, opted in)");
 };
 
-// The shapes, smallest first, each two rows (two-way and four-way passes); a row the card's shared memory cannot hold
-// is left out.
+// The shapes, smallest first, two rows each (two-way, four-way passes); rows the card cannot hold are left out.
 using TuneT4 = Tuning<128, 15, 256, 15>;       // tile 3840 (30 KiB with values): a T4's
 using TuneKeys = Tuning<256, 11, 512, 33, 8>;  // tile 16896 (66 KiB): two block-sort blocks an SM
 using TunePairs = Tuning<128, 11, 512, 33>;    // tile 16896 keys and values (132 KiB)
@@ -995,12 +994,11 @@ int runSelftest() {
 // The reference: the host's stable sort; past 2^31 keys CUB's merge sort (common's stableReference).
 constexpr size_t kHostReferenceLimit = size_t{1} << 31;
 
-// Every row and both CUB sorts on one input, each held to the stable order (CUB's merge sort not checked where
-// it is the reference).
+// Every row and both CUB sorts on one input, held to the stable order (CUB's merge sort unchecked where it is the
+// reference). Callers make want before CUB's rows: past 2^31 its sort and their scratch never share the card.
 template <class Key>
-bool checkInput(const std::vector<Key>& input, Sorting<Key>& s, const std::vector<Row<Key>>& rows, LibraryRows<Key, Sorting<Key>>& cub,
-                const std::string& label, bool announce) {
-    const SortReference<Key> want = stableReference(input, s.d, s.descending, kHostReferenceLimit);
+bool checkInput(const std::vector<Key>& input, Sorting<Key>& s, const std::vector<Row<Key>>& rows, const SortReference<Key>& want,
+                LibraryRows<Key, Sorting<Key>>& cub, const std::string& label, bool announce) {
     return checkSortRows(rows, s, s.d, input, want, SortCheck::Stable, label, announce) &&
            cub.check(s, s.d, input, want, label, announce, input.size() <= kHostReferenceLimit);
 }
@@ -1023,8 +1021,9 @@ template <class Key> int verifyAs(const SortOptions& o, const Run& run) {
             const std::vector<Key> input = makeSortInput<Key>(c.shape, c.n, 7 + c.n + mode);
             Sorting<Key> s(input, pairs, descending);
             const auto rows = variantRows(s, run, c.n <= kSeedVerifyLimit);
+            const SortReference<Key> want = stableReference(input, s.d, descending, kHostReferenceLimit);
             LibraryRows<Key, Sorting<Key>> cub(s.d, descending);
-            failed += !checkInput(input, s, rows, cub, sortCaseLabel<Key>(sortShapeName(c.shape), c.n, descending, pairs), false);
+            failed += !checkInput(input, s, rows, want, cub, sortCaseLabel<Key>(sortShapeName(c.shape), c.n, descending, pairs), false);
             sorts += static_cast<int>(rows.size()) + (c.n > kHostReferenceLimit ? 1 : 2);  // and CUB (merge: the oracle past the limit)
         }
     std::printf("verify %s: %zu inputs, %d sorts (every row and both CUB sorts; %s): %s\n", keyName<Key>(), cases.size(), sorts,
@@ -1048,8 +1047,9 @@ int runShape(const SortOptions& o, const Run& run, SortShape shape, size_t n, bo
     Sorting<Key> s(input, o.pairs, o.descending);
     const std::string label = sortCaseLabel<Key>(sortShapeName(shape), n, o.descending, o.pairs);
     const auto rows = variantRows(s, run, n <= kSeedRowLimit);
+    const SortReference<Key> want = stableReference(input, s.d, o.descending, kHostReferenceLimit);
     LibraryRows<Key, Sorting<Key>> cub(s.d, o.descending);
-    if (!checkInput(input, s, rows, cub, label, echo && summary.empty() && !o.all)) return kExitCheckFailed;
+    if (!checkInput(input, s, rows, want, cub, label, echo && summary.empty() && !o.all)) return kExitCheckFailed;
     if (echo) std::printf("%s: %zu rows and both CUB sorts match the reference exactly%s\n", label.c_str(), rows.size(),
                 o.pairs ? " (keys, and every value is the original index the stable order puts there)" : "");
     if (!run.timing || n == 0 || rows.empty()) return kExitPass;

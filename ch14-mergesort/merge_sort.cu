@@ -178,7 +178,7 @@ bool seedExamples() {
 // compare. Ties take the left run in every merge (and with values in every thread's sort): the sort is stable.
 // A kernel is a few steps over a tile in shared memory, each merge one mergePath and one serialMerge:
 //   block sort:  loadTile | threadSort | (stageThread | blockRound) x log2(blockNt) | stageThread | storeTile
-//   partition:   tileSplit, four-way a thread a tile (partitionKernel); two-way inside the merge block (warpSearch)
+//   partition:   tileSplit, a thread a tile (partitionKernel): four-way, and two-way past kOwnSplitWaves; else in the block
 //   merge pass:  (tileSplit x 2) | loadSpans | mergeRound (once two-way, twice four-way) | storeTile
 
 // ------------------------------------------------------------------ tuning
@@ -222,8 +222,7 @@ constexpr uint32_t kSentinel = 0xFFFFFFFFu;  // the largest rank: pads the last 
 // lanes test 32 evenly spaced indices at once and the ballot keeps the stretch where it turns. A partition in global
 // memory is a chain of dependent loads: over 2^22 keys 5 rounds of them, not 22. (The selftest runs the lanes in turn.)
 #pragma nv_exec_check_disable  // takesA: mergePath's, or the selftest's host lambda
-template <class Index, class Test>
-__host__ __device__ inline Index warpSearch(Index begin, Index end, Test takesA) {
+template <class Index, class Test> __host__ __device__ inline Index warpSearch(Index begin, Index end, Test takesA) {
     while (begin < end) {
         const Index step = (end - begin + 31) / 32;  // lane l tests begin + (l + 1) step - 1
 #ifdef __CUDA_ARCH__
@@ -457,10 +456,10 @@ template <int kWays> __host__ __device__ inline Group<kWays> groupOf(size_t g, s
 // hi_i]; with sum the sum of the open midpoints mid_i (closed: lo_i): sum >= r: the largest open midpoint key (by rank,
 // then run) has sum keys or more before it, not among the first r: hi = mid; sum < r: the smallest has at most sum, so
 // is among them: lo = mid + 1. All closed: lo is the split.
-template <int kWays>
+template <int kWays, bool kByWarp>
 __host__ __device__ inline void kWaySplit(const uint32_t* group, size_t width, const Group<kWays>& q, size_t r, size_t* split) {
     if constexpr (kWays == 2) {
-        split[0] = mergePath<size_t, true>(group, q.len[0], group + width, q.len[1], r);
+        split[0] = mergePath<size_t, kByWarp>(group, q.len[0], group + width, q.len[1], r);
         split[1] = r - split[0];
     } else {
         const size_t total = q.total();
@@ -502,11 +501,11 @@ __host__ __device__ inline void kWaySplit(const uint32_t* group, size_t width, c
 }
 
 // The partition: tile t's first output's k-way co-rank in its group, into split[0 .. kWays) (each entry from its
-// run's start). Two-way by a whole warp (mergePath's warpSearch, in the merge block); four-way by one thread.
-template <int kWays>
+// run's start). Four-way by one thread; two-way by one thread, or kByWarp by a whole warp (mergePath's warpSearch).
+template <int kWays, bool kByWarp = false>
 __host__ __device__ inline void tileSplit(size_t t, const uint32_t* keys, size_t n, size_t width, size_t nv, size_t* split) {
     const Group<kWays> q = groupOf<kWays>(t * nv, width, n);
-    kWaySplit<kWays>(keys + q.start, width, q, t * nv - q.start, split);
+    kWaySplit<kWays, kByWarp>(keys + q.start, width, q, t * nv - q.start, split);
 }
 
 // A tile's runs end to end in a buffer, run r at [bound[r], bound[r + 1]); a round merges run 2q with run 2q + 1;
@@ -541,12 +540,10 @@ __host__ __device__ inline TileSpans<kWays> tileSpansOf(size_t t, size_t nv, siz
     TileSpans<kWays> s;
     s.t0 = t * nv;
     const Group<kWays> q = groupOf<kWays>(s.t0, width, n);
-    const size_t groupEnd = q.start + q.total();
-    const bool lastInGroup = s.t0 + nv >= groupEnd;  // a tile never straddles groups
+    const bool lastInGroup = s.t0 + nv >= q.start + q.total();  // a tile never straddles groups
     s.runs.bound[0] = 0;
     for (int i = 0; i < kWays; ++i) {
-        const size_t from = splits[i];
-        const size_t to = lastInGroup ? q.len[i] : splits[kWays + i];
+        const size_t from = splits[i], to = lastInGroup ? q.len[i] : splits[kWays + i];
         s.runs.bound[i + 1] = s.runs.bound[i] + static_cast<int>(to - from);
         s.bias[i] = q.start + i * width + from - static_cast<size_t>(s.runs.bound[i]);
     }
@@ -562,10 +559,7 @@ __host__ __device__ inline void copyWord(uint32_t* sharedDst, const uint32_t* gl
     *sharedDst = *globalSrc;
 #endif
 }
-__device__ inline void waitForCopies() {
-    __pipeline_commit();
-    __pipeline_wait_prior(0);
-}
+__device__ inline void waitForCopies() { __pipeline_commit(); __pipeline_wait_prior(0); }
 template <int kNt, int kWays, bool kPairs>
 __host__ __device__ inline void loadSpans(int tid, const TileSpans<kWays>& s, const uint32_t* keysIn, const uint32_t* valsIn,
                                           uint32_t* sKeys, uint32_t* sVals) {
@@ -625,29 +619,31 @@ __host__ __device__ inline void mergeRound(int tid, const Runs& runs, const uint
     if (tid == 0) outKeys[runs.count()] = kSentinel;
 }
 
-// The four-way partition, a thread a tile, before the pass (its splits are too deep to find inside the merge block).
-__global__ void __launch_bounds__(kPartitionThreads) partitionKernel(const uint32_t* keys, size_t* partitions, size_t n, size_t width, size_t nv, size_t tiles) {
+// The partition, a thread a tile, before the pass: four-way (too deep for the merge block), two-way past kOwnSplitWaves.
+template <int kWays> __global__ void __launch_bounds__(kPartitionThreads) partitionKernel(const uint32_t* keys, size_t* partitions, size_t n, size_t width, size_t nv, size_t tiles) {
     const size_t t = static_cast<size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-    if (t < tiles) tileSplit<4>(t, keys, n, width, nv, partitions + 4 * t);
+    if (t < tiles) tileSplit<kWays>(t, keys, n, width, nv, partitions + kWays * t);
 }
 
 // A block a merge tile of nv outputs: its spans, merged in one round (two-way) or two (four-way: A with B and C with D,
-// then the results). Two-way, the block finds its own splits: warp 0 the tile's, warp 1 the next tile's (where the
-// spans end), a warpSearch each, so a two-way pass is one launch; four-way reads partitionKernel's.
+// then the results). Its splits are partitionKernel's, or two-way without them (partitions null) the block's own: warp 0
+// finds its tile's, warp 1 the next tile's (where the spans end; none past the group), a warpSearch each: one launch.
 template <class T, int kWays, bool kPairs> __global__ void __launch_bounds__(T::nt, kPairs ? 0 : T::keysMergeBlocks) mergePassKernel(const uint32_t* keysIn, const uint32_t* valsIn, uint32_t* keysOut, uint32_t* valsOut, const size_t* partitions, size_t n, size_t width, RankMap map, bool toKey) {
     static_assert(kWays == 2 || kWays == 4, "two-way or four-way passes");
     extern __shared__ uint4 smem[];
     uint32_t* const keys[2] = {reinterpret_cast<uint32_t*>(smem), reinterpret_cast<uint32_t*>(smem) + T::nvSlots};
     uint32_t* const vals[2] = {keys[1] + T::nvSlots, keys[1] + 2 * T::nvSlots};  // pairs only
     const int tid = threadIdx.x, warp = tid / 32;
-    __shared__ size_t ownSplits[4];  // two-way: this tile's split, then the next tile's
-    if (kWays == 2 && warp < 2 && blockIdx.x + warp < gridDim.x) {  // warp-uniform: all 32 lanes search
+    __shared__ size_t ownSplits[4];  // this tile's split, then the next tile's
+    const bool own = kWays == 2 && partitions == nullptr;
+    const size_t next = blockIdx.x + size_t{1};  // warp-uniform: all 32 lanes search
+    if (own && (warp == 0 || (warp == 1 && next < gridDim.x && next * T::nv % (2 * width) != 0))) {
         size_t split[2];
-        tileSplit<2>(blockIdx.x + warp, keysIn, n, width, T::nv, split);
+        tileSplit<2, true>(blockIdx.x + warp, keysIn, n, width, T::nv, split);
         if (tid % 32 == 0) ownSplits[2 * warp] = split[0], ownSplits[2 * warp + 1] = split[1];
     }
-    if (kWays == 2) __syncthreads();
-    const TileSpans<kWays> s = tileSpansOf<kWays>(blockIdx.x, T::nv, n, width, kWays == 2 ? ownSplits : partitions + kWays * blockIdx.x);
+    if (own) __syncthreads();
+    const TileSpans<kWays> s = tileSpansOf<kWays>(blockIdx.x, T::nv, n, width, own ? ownSplits : partitions + kWays * blockIdx.x);
     loadSpans<T::nt, kWays, kPairs>(tid, s, keysIn, valsIn, keys[0], vals[0]);
     waitForCopies();
     __syncthreads();
@@ -692,7 +688,9 @@ struct PassBuffers {
 
 // A sort: passes over memory, each a timed step (common's TimedStep: a name, the run width it merges (the block
 // sort: its tile) and a launch), ping-ponging so the last one lands in out.
-template <class T, bool kPairs> std::vector<TimedStep> planSort(const PassBuffers& buf, size_t n, RankMap map, int ways) {
+// Two-way merge blocks find their own splits (a launch saved) up to this many waves of tiles; past it their wait idles SMs.
+constexpr size_t kOwnSplitWaves = 8;
+template <class T, bool kPairs> std::vector<TimedStep> planSort(const PassBuffers& buf, size_t n, RankMap map, int ways, int sms) {
     std::vector<TimedStep> plan;
     if (n == 0) return plan;
     const std::vector<MergeStep> steps = mergeSteps(n, T::tile, ways);
@@ -718,13 +716,16 @@ template <class T, bool kPairs> std::vector<TimedStep> planSort(const PassBuffer
         const bool four = steps[pass - 1].ways == 4, toKey = pass == merges;
         const uint32_t *in = keysAt(pass - 1), *vin = valsAt(pass - 1);
         uint32_t *out = keysAt(pass), *vout = valsAt(pass);
-        size_t* parts = buf.partitions;
         const unsigned partitionBlocks = gridFor(tiles, kPartitionThreads, "partitionKernel");
         const auto kernel = four ? mergePassKernel<T, 4, kPairs> : mergePassKernel<T, 2, kPairs>;
+        const auto partition = four ? partitionKernel<4> : partitionKernel<2>;
         requireShared(kernel, T::mergeBytes(kPairs), "mergePassKernel");
+        int perSm = 0;
+        CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&perSm, kernel, T::nt, T::mergeBytes(kPairs)));
+        size_t* parts = four || tiles > kOwnSplitWaves * perSm * sms ? buf.partitions : nullptr;  // null: the blocks' own
         plan.push_back({four ? "merge x4" : "merge x2", std::to_string(width), [=] {
-                            if (four) {  // a two-way merge block finds its own splits
-                                partitionKernel<<<partitionBlocks, kPartitionThreads>>>(in, parts, n, width, T::nv, tiles);
+                            if (parts) {
+                                partition<<<partitionBlocks, kPartitionThreads>>>(in, parts, n, width, T::nv, tiles);
                                 CUDA_CHECK_LAUNCH("partitionKernel");
                             }
                             kernel<<<mergeBlocks, T::nt, T::mergeBytes(kPairs)>>>(in, vin, out, vout, parts, n, width, map, toKey);
@@ -735,8 +736,7 @@ template <class T, bool kPairs> std::vector<TimedStep> planSort(const PassBuffer
 }
 
 // ======================================================== the variant table
-// One sort on the device: common's buffers (with --pairs, values = the original index), the scratch the
-// passes ping-pong through, the order, and each production row's plan by name.
+// One sort on the device: common's buffers (--pairs: values = the original index), the passes' scratch, each row's plan.
 template <class Key> struct Sorting {
     SortBuffers<Key> d;
     bool descending;
@@ -762,7 +762,7 @@ void addRow(std::vector<Row<Key>>& rows, Sorting<Key>& s, const Run& run) {
     // Asked before the plan is built, which sets kernel attributes.
     const std::string name = rowName<T, kWays>();
     if (T::bytes(kPairs) > run.device.sharedPerBlock || !run.wants(name)) return;
-    const auto plan = s.plans[name] = planSort<T, kPairs>(s.buffers(), s.d.n, rankMapOf<Key>(s.descending ? ~0u : 0u), kWays);
+    const auto plan = s.plans[name] = planSort<T, kPairs>(s.buffers(), s.d.n, rankMapOf<Key>(s.descending ? ~0u : 0u), kWays, run.device.smCount);
     rows.push_back({name, {std::to_string(T::tile), std::to_string(T::nv), std::to_string(plan.size())},
                     [plan](Sorting<Key>&) { for (const TimedStep& pass : plan) pass.launch(); }, static_cast<double>(plan.size())});
 }
@@ -781,8 +781,7 @@ template <class... T> std::pair<std::string, std::string> chosenRow(size_t n, bo
                           : "two-way below 2^25 keys: a shallow partition, four-way's is deep (2^24: 0.747 ms, four-way 0.783; H200)"};
 }
 
-// The course's sort as a row: out = in, one launch per width between out and the scratch, and a copy back when the last
-// width lands in the scratch.
+// The course's sort as a row: out = in, a launch a width between out and the scratch, a copy back if it ends there.
 template <class Key> Row<Key> seedRow(Sorting<Key>& s) {
     const size_t n = s.d.n, launches = doublings(n, 1);
     return {"seed 14.2: one launch per width", {"1", "-", std::to_string(launches)},
@@ -792,8 +791,7 @@ template <class Key> Row<Key> seedRow(Sorting<Key>& s) {
                 copy(p.d.out.get(), p.d.in.get()), copy(vout, p.d.vin.get());
                 if (seedSort(p.d.out.get(), vout, reinterpret_cast<Key*>(tmp), tmpVals, p.d.n, RankLess<Key>{p.descending ? ~0u : 0u}) == 1)
                     copy(p.d.out.get(), tmp), copy(vout, tmpVals);
-            },
-            static_cast<double>(launches + 1)};
+            }, static_cast<double>(launches + 1)};
 }
 constexpr size_t kSeedRowLimit = size_t{1} << 24;  // past this the course's O(n log^2 n) sort takes seconds
 constexpr size_t kSeedVerifyLimit = size_t{1} << 22;  // --verify's many inputs: the course's row up to here
@@ -812,9 +810,8 @@ template <class Key> std::vector<Row<Key>> variantRows(Sorting<Key>& s, const Ru
 
 // The course's sort through passOutput, every width and output; one key past the end holds a sentinel (the
 // smallest key), so that a read past a run's end changes the output.
-template <class Key>
-std::vector<Key> hostSeedSort(std::vector<Key> keys, std::vector<uint32_t>& vals, bool descending,
-                              std::vector<std::vector<Key>>* trace = nullptr) {
+template <class Key> std::vector<Key> hostSeedSort(std::vector<Key> keys, std::vector<uint32_t>& vals, bool descending,
+                                                  std::vector<std::vector<Key>>* trace = nullptr) {
     const size_t n = keys.size();
     keys.push_back(keyOfRank<Key>(0, descending ? ~0u : 0u));
     vals.resize(n);
@@ -872,7 +869,9 @@ template <class T, int kWays, bool kPairs> bool passMatches(size_t n, size_t wid
     HostRuns h(n, width, alphabet, seed);
     const size_t tiles = ceilDiv<size_t>(n, T::nv);
     std::vector<size_t> parts(kWays * tiles + kWays);
-    for (size_t t = 0; t < tiles; ++t) tileSplit<kWays>(t, h.keys.data(), n, width, T::nv, parts.data() + kWays * t);
+    for (size_t t = 0; t < tiles; ++t)  // every other tile by a warp (lanes in turn), as a merge block finds its own
+        if (t % 2) tileSplit<kWays, true>(t, h.keys.data(), n, width, T::nv, parts.data() + kWays * t);
+        else tileSplit<kWays>(t, h.keys.data(), n, width, T::nv, parts.data() + kWays * t);
     std::vector<uint32_t> smem(T::mergeBytes(true) / 4);
     uint32_t* keys[2] = {smem.data(), smem.data() + T::nvSlots};
     uint32_t* vals[2] = {keys[1] + T::nvSlots, keys[1] + 2 * T::nvSlots};
@@ -1020,7 +1019,9 @@ template <class Key> int verifyAs(const SortOptions& o, const Run& run) {
             if (pairs && (!sortValuesFit(c.n) || (o.nGiven && !o.pairs))) continue;
             const std::vector<Key> input = makeSortInput<Key>(c.shape, c.n, 7 + c.n + mode);
             Sorting<Key> s(input, pairs, descending);
-            const auto rows = variantRows(s, run, c.n <= kSeedVerifyLimit);
+            Run planned = run;  // every other sort plans as a one-SM card would: two-way passes partitioned from 64+ tiles
+            if ((at + mode) % 2) planned.device.smCount = 1;
+            const auto rows = variantRows(s, planned, c.n <= kSeedVerifyLimit);
             const SortReference<Key> want = stableReference(input, s.d, descending, kHostReferenceLimit);
             LibraryRows<Key, Sorting<Key>> cub(s.d, descending);
             failed += !checkInput(input, s, rows, want, cub, sortCaseLabel<Key>(sortShapeName(c.shape), c.n, descending, pairs), false);
@@ -1092,8 +1093,7 @@ int main(int argc, char** argv) {
     SortOptions o;
     return lessonEntry(argc, argv, {"merge_sort", "Chapter 14.1-14.2: merge sort -- co-rank merges, bottom-up passes, a sort beside CUB's.",
         sortOptions("keys to sort (default 2^28; --quick 2^22)", "sort uint32 values (each key's original index) with the keys; checked as stable",
-                    "a table per distribution (uniform ... organ-pipe), then a summary", true),
-        {"seed", "blocksort"},
+                    "a table per distribution (uniform ... organ-pipe), then a summary", true), {"seed", "blocksort"},
         [&](const Args& args, const Run& run) { readSortOptions(args, run, o, size_t{1} << 28, size_t{1} << 22); },
         runSelftest, [&](const Run& run) { return runVerify(o, run); },
         [&](const Run& run) { return onKeyType(o.key, [&](auto key) { return runLessonAs<decltype(key)>(o, run); }); }});

@@ -869,7 +869,7 @@ template <class T, int kWays, bool kPairs> bool passMatches(size_t n, size_t wid
     HostRuns h(n, width, alphabet, seed);
     const size_t tiles = ceilDiv<size_t>(n, T::nv);
     std::vector<size_t> parts(kWays * tiles + kWays);
-    for (size_t t = 0; t < tiles; ++t)  // every other tile by a warp (lanes in turn), as a merge block finds its own
+    for (size_t t = 0; t < tiles; ++t)  // two-way, every other tile by a warp (lanes in turn), as a merge block does
         if (t % 2) tileSplit<kWays, true>(t, h.keys.data(), n, width, T::nv, parts.data() + kWays * t);
         else tileSplit<kWays>(t, h.keys.data(), n, width, T::nv, parts.data() + kWays * t);
     std::vector<uint32_t> smem(T::mergeBytes(true) / 4);
@@ -1019,8 +1019,8 @@ template <class Key> int verifyAs(const SortOptions& o, const Run& run) {
             if (pairs && (!sortValuesFit(c.n) || (o.nGiven && !o.pairs))) continue;
             const std::vector<Key> input = makeSortInput<Key>(c.shape, c.n, 7 + c.n + mode);
             Sorting<Key> s(input, pairs, descending);
-            Run planned = run;  // every other sort plans as a one-SM card would: two-way passes partitioned from 64+ tiles
-            if ((at + mode) % 2) planned.device.smCount = 1;
+            Run planned = run;  // half the sorts plan as a one-SM card would: two-way passes partitioned past 57-113 tiles
+            if ((at / 2 + mode) % 2) planned.device.smCount = 1;  // (at / 2: keys both orders, both forms)
             const auto rows = variantRows(s, planned, c.n <= kSeedVerifyLimit);
             const SortReference<Key> want = stableReference(input, s.d, descending, kHostReferenceLimit);
             LibraryRows<Key, Sorting<Key>> cub(s.d, descending);

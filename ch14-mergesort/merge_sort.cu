@@ -28,6 +28,7 @@
 
 #include <functional>
 #include <map>
+#include <optional>
 #include <utility>
 
 // The order is common's rank (key_order.hpp: IEEE totalOrder for floats; flip = ~0 sorts descending).
@@ -993,13 +994,14 @@ int runSelftest() {
 // The reference: the host's stable sort; past 2^31 keys CUB's merge sort (common's stableReference).
 constexpr size_t kHostReferenceLimit = size_t{1} << 31;
 
-// Every row and both CUB sorts on one input, held to the stable order (CUB's merge sort unchecked where it is the
-// reference). Callers make want before CUB's rows: past 2^31 its sort and their scratch never share the card.
+// Every row and CUB's two sorts (made here) on one input, held to the stable order; CUB's merge not where it is the reference.
 template <class Key>
-bool checkInput(const std::vector<Key>& input, Sorting<Key>& s, const std::vector<Row<Key>>& rows, const SortReference<Key>& want,
-                LibraryRows<Key, Sorting<Key>>& cub, const std::string& label, bool announce) {
+bool checkInput(const std::vector<Key>& input, Sorting<Key>& s, const std::vector<Row<Key>>& rows,
+                std::optional<LibraryRows<Key, Sorting<Key>>>& cub, const std::string& label, bool announce) {
+    const SortReference<Key> want = stableReference(input, s.d, s.descending, kHostReferenceLimit);
+    cub.emplace(s.d, s.descending);  // after want: past 2^31 its CUB sort and the rows' scratch never share the card
     return checkSortRows(rows, s, s.d, input, want, SortCheck::Stable, label, announce) &&
-           cub.check(s, s.d, input, want, label, announce, input.size() <= kHostReferenceLimit);
+           cub->check(s, s.d, input, want, label, announce, input.size() <= kHostReferenceLimit);
 }
 
 template <class Key> int verifyAs(const SortOptions& o, const Run& run) {
@@ -1019,12 +1021,11 @@ template <class Key> int verifyAs(const SortOptions& o, const Run& run) {
             if (pairs && (!sortValuesFit(c.n) || (o.nGiven && !o.pairs))) continue;
             const std::vector<Key> input = makeSortInput<Key>(c.shape, c.n, 7 + c.n + mode);
             Sorting<Key> s(input, pairs, descending);
-            Run planned = run;  // half the sorts plan as a one-SM card would: two-way passes partitioned past 57-113 tiles
+            Run planned = run;  // half the sorts plan as a one-SM card would: two-way passes partitioned past 56-112 tiles
             if ((at / 2 + mode) % 2) planned.device.smCount = 1;  // (at / 2: keys both orders, both forms)
             const auto rows = variantRows(s, planned, c.n <= kSeedVerifyLimit);
-            const SortReference<Key> want = stableReference(input, s.d, descending, kHostReferenceLimit);
-            LibraryRows<Key, Sorting<Key>> cub(s.d, descending);
-            failed += !checkInput(input, s, rows, want, cub, sortCaseLabel<Key>(sortShapeName(c.shape), c.n, descending, pairs), false);
+            std::optional<LibraryRows<Key, Sorting<Key>>> cub;
+            failed += !checkInput(input, s, rows, cub, sortCaseLabel<Key>(sortShapeName(c.shape), c.n, descending, pairs), false);
             sorts += static_cast<int>(rows.size()) + (c.n > kHostReferenceLimit ? 1 : 2);  // and CUB (merge: the oracle past the limit)
         }
     std::printf("verify %s: %zu inputs, %d sorts (every row and both CUB sorts; %s): %s\n", keyName<Key>(), cases.size(), sorts,
@@ -1048,13 +1049,12 @@ int runShape(const SortOptions& o, const Run& run, SortShape shape, size_t n, bo
     Sorting<Key> s(input, o.pairs, o.descending);
     const std::string label = sortCaseLabel<Key>(sortShapeName(shape), n, o.descending, o.pairs);
     const auto rows = variantRows(s, run, n <= kSeedRowLimit);
-    const SortReference<Key> want = stableReference(input, s.d, o.descending, kHostReferenceLimit);
-    LibraryRows<Key, Sorting<Key>> cub(s.d, o.descending);
-    if (!checkInput(input, s, rows, want, cub, label, echo && summary.empty() && !o.all)) return kExitCheckFailed;
+    std::optional<LibraryRows<Key, Sorting<Key>>> cub;
+    if (!checkInput(input, s, rows, cub, label, echo && summary.empty() && !o.all)) return kExitCheckFailed;
     if (echo) std::printf("%s: %zu rows and both CUB sorts match the reference exactly%s\n", label.c_str(), rows.size(),
                 o.pairs ? " (keys, and every value is the original index the stable order puts there)" : "");
     if (!run.timing || n == 0 || rows.empty()) return kExitPass;
-    TimedTable<Sorting<Key>> spec = cub.table("merge sort, " + label, {{"tile", 6}, {"merge nv", 8}, {"passes", 6}}, s.d);
+    TimedTable<Sorting<Key>> spec = cub->table("merge sort, " + label, {{"tile", 6}, {"merge nv", 8}, {"passes", 6}}, s.d);
     spec.echo = echo;
     const TimedRows t = timeRows(spec, rows, s, run, csv);
     const auto [chosen, why] = o.pairs ? chosenRow(n, true, run.device, PairsShapes{}) : chosenRow(n, false, run.device, KeysShapes{});

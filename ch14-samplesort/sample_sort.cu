@@ -240,8 +240,7 @@ struct Tuning {
     static constexpr int maxSample = (1 << maxDepth) * oversample;
     __host__ __device__ static constexpr int sampleNt(int depth) { return (oversample << depth) / 4; }  // 4 keys a thread
     static constexpr int sampledLevels = 2;                    // later levels split the key range evenly
-    static constexpr int classifyNt = 256, copyNt = 256;
-    static constexpr uint32_t copyPiece = 1u << 16;            // keys per block of an equality bucket's copy
+    static constexpr int classifyNt = 256;
 };
 
 static_assert(Tuning::maxDepth <= 8, "a key's tree leaf fits the byte the histogram keeps for the scatter");
@@ -300,6 +299,7 @@ struct ScatterShared {
     unsigned counts[rows * Tuning::maxSlots];    // a row per warp with values, one for the block without
     unsigned totals[kPairs ? Tuning::maxSlots : 1], starts[Tuning::maxSlots], scratch[32];
     size_t delta[Tuning::maxSlots];              // the chunk's staged key i, of bucket b, goes to delta[b] + i
+    bool finished[Tuning::maxSlots];             // bucket b's keys go straight to the sort's output (finalBucket)
     uint32_t stage[nv];                          // the chunk's keys by bucket, then its values
     uint16_t stageBucket[nv];
 };
@@ -316,9 +316,9 @@ static_assert((1u << kWideDigit) + 1 <= (1u << kDigitBits) && (1 << stableBits(t
 
 // A piece of the array one level distributes: its keys lie in [lo, hi].
 struct Segment { size_t start, len, firstTile; uint32_t lo, hi; };
-// A bucket for one block: sort [start, start + len) (keys - lo have `bits` bits), or copy it.
+// A bucket for one block: sort [start, start + len) (keys - lo have `bits` bits).
 struct Task { size_t start; uint32_t len, lo, bits; };
-constexpr int kCopyList = kTierCount, kLists = kTierCount + 1;  // task lists: a tier's each, then copies
+constexpr int kLists = kTierCount;  // task lists: a tier's each
 // What a level's classify kernel hands the host: the next level's size, the task lists' lengths, and the
 // balance figures.
 struct Plan {
@@ -403,6 +403,9 @@ __host__ __device__ inline void bucketRange(unsigned id, const uint32_t* sorted,
     bucketLo = b == 0 ? lo : sorted[b - 1] + 1;
     bucketHi = b == k - 1 ? hi : sorted[b] - 1;
 }
+// A bucket no sort needs: its keys take one value (an equality bucket, or a range of one) or it holds one key.
+// The scatter writes its keys to the sort's output, in input order: they are done.
+__host__ __device__ inline bool finalBucket(size_t len, uint32_t lo, uint32_t hi) { return len == 1 || (len && lo == hi); }
 
 __host__ __device__ inline size_t smaller(size_t x, size_t y) { return x < y ? x : y; }
 
@@ -749,11 +752,13 @@ __device__ __forceinline__ void chunkPlaces(ScatterShared<kPairs>& sh, int first
     }
 }
 
-// Staged by bucket in shared memory, then written out: a bucket's items land consecutively. The keys,
-// then (with values) the values through the same array.
+// Staged by bucket in shared memory, then written out: a bucket's items land consecutively, in out, or where the
+// bucket is finished in done (keys back to the caller's words by map). The keys, then (with values) the values
+// through the same array.
 template <bool kPairs, int kVt>
 __device__ __forceinline__ void stageAndWrite(ScatterShared<kPairs>& sh, const unsigned* mine, const unsigned (&rank)[kVt],
-                                              const uint32_t (&item)[kVt], bool keys, unsigned chunkLen, uint32_t* out) {
+                                              const uint32_t (&item)[kVt], bool keys, unsigned chunkLen, uint32_t* out,
+                                              uint32_t* done, RankMap map) {
     DEVICE_UNROLL
     for (int j = 0; j < kVt; ++j) {
         const unsigned b = rank[j] & kBucketMask, p = sh.starts[b] + (kPairs ? mine[b] : 0) + (rank[j] >> kBucketBits);
@@ -765,7 +770,9 @@ __device__ __forceinline__ void stageAndWrite(ScatterShared<kPairs>& sh, const u
     for (int j = 0; j < kVt; ++j) {
         const unsigned i = j * ScatterShared<kPairs>::nt + threadIdx.x;
         if (i >= chunkLen) break;
-        out[sh.delta[sh.stageBucket[i]] + i] = sh.stage[i];
+        const unsigned b = sh.stageBucket[i];
+        if (sh.finished[b]) done[sh.delta[b] + i] = keys ? map.word(sh.stage[i]) : sh.stage[i];
+        else out[sh.delta[b] + i] = sh.stage[i];
     }
 }
 
@@ -778,7 +785,8 @@ __device__ __forceinline__ void stageAndWrite(ScatterShared<kPairs>& sh, const u
 template <int kDepth, bool kPairs>
 __global__ void __launch_bounds__(ScatterShared<kPairs>::nt, kPairs ? 3 : 2) scatterKernel(WordSource src,
     const uint32_t* valuesIn, const uint8_t* leaves, const Segment* segs, unsigned numSegs, int tileBits,
-    const uint32_t* trees, const uint64_t* offsets, uint32_t* keysOut, uint32_t* valuesOut) {
+    const uint32_t* trees, const uint64_t* offsets, uint32_t* keysOut, uint32_t* valuesOut, uint32_t* keysDone,
+    uint32_t* valuesDone, RankMap map) {
     using Shared = ScatterShared<kPairs>;
     constexpr int slots = 2 << kDepth, vt = Shared::vt, nv = Shared::nv, per = ceilDiv(slots, Shared::nt);
     extern __shared__ unsigned char scatterShared[];
@@ -801,6 +809,15 @@ __global__ void __launch_bounds__(ScatterShared<kPairs>::nt, kPairs ? 3 : 2) sca
     constexpr bool ahead = !kPairs;
     if (ahead) loadChunk<kPairs>(src, valuesIn, leaves, begin, end, key, value, leaf);
     __syncthreads();  // the tree and the cleared counters
+    DEVICE_UNROLL
+    for (int q = 0; q < per; ++q) {  // which of its slots the scatter finishes (read after the chunk's barriers)
+        const int b = firstSlot + q;
+        if (b >= slots) continue;
+        const size_t len = b == slots - 1 ? 0 : offsets[countsIndex(s, slots, b + 1, 0, tileBits)] - offsets[countsIndex(s, slots, b, 0, tileBits)];
+        uint32_t lo = 0, hi = 0;
+        if (len) bucketRange(b, sh.tree + (1 << kDepth), 1 << kDepth, s.lo, s.hi, lo, hi);
+        sh.finished[b] = finalBucket(len, lo, hi);
+    }
     for (size_t chunk = begin; chunk < end; chunk += nv) {
         const unsigned chunkLen = static_cast<unsigned>(smaller(end - chunk, nv));
         if (ahead) loadChunk<kPairs>(src, valuesIn, leaves, chunk + nv, end, nextKey, nextValue, nextLeaf);
@@ -818,10 +835,10 @@ __global__ void __launch_bounds__(ScatterShared<kPairs>::nt, kPairs ? 3 : 2) sca
         __syncthreads();
         chunkPlaces<kPairs, slots>(sh, firstSlot, base);
         __syncthreads();
-        stageAndWrite<kPairs>(sh, mine, rank, key, true, chunkLen, keysOut);
+        stageAndWrite<kPairs>(sh, mine, rank, key, true, chunkLen, keysOut, keysDone, map);
         if constexpr (kPairs) {
             __syncthreads();  // every key read before the values take its place
-            stageAndWrite<kPairs>(sh, mine, rank, value, false, chunkLen, valuesOut);
+            stageAndWrite<kPairs>(sh, mine, rank, value, false, chunkLen, valuesOut, valuesDone, map);
         }
         if constexpr (ahead)
             for (int j = 0; j < vt; ++j) key[j] = nextKey[j], leaf[j] = nextLeaf[j];
@@ -863,20 +880,8 @@ __device__ __forceinline__ void listTask(size_t start, size_t len, uint32_t lo, 
     }
 }
 
-// An equality bucket to the copy list, in pieces (few buckets: one atomic each).
-__device__ __forceinline__ void listCopies(size_t start, size_t len, Plan* plan, Task* lists, const size_t* listBase,
-                                           const size_t* listCap) {
-    for (size_t p = 0; p < len; p += Tuning::copyPiece) {
-        const unsigned at = atomicAdd(&plan->lists[kCopyList], 1u);
-        if (at < listCap[kCopyList])
-            lists[listBase[kCopyList] + at] = {start + p, static_cast<uint32_t>(smaller(len - p, Tuning::copyPiece)), 0, 0};
-        else plan->overflow = 1;
-    }
-}
-
-// One thread per (segment, bucket): the bucket's place from the scanned rows, then its fate: nothing (empty),
-// a copy (its keys take one value, or it holds one key), one block's sort (at most cap keys), or a segment of
-// the next level.
+// One thread per (segment, bucket): the bucket's place from the scanned rows, then its fate: nothing (empty, or
+// finished by the scatter: finalBucket), one block's sort (at most cap keys), or a segment of the next level.
 template <int kDepth>
 __global__ void classifyKernel(const Segment* segs, unsigned numSegs, int tileBits, const uint32_t* trees,
     const uint64_t* offsets, size_t cap, Plan* plan, Segment* next, Task* lists, const size_t* listBase, const size_t* listCap) {
@@ -893,13 +898,11 @@ __global__ void classifyKernel(const Segment* segs, unsigned numSegs, int tileBi
         len = s.start + offsets[countsIndex(s, slots, id + 1, 0, tileBits)] - segmentBase - start;
         if (len) bucketRange(id, trees + seg * slots + k, k, s.lo, s.hi, lo, hi);
     }
-    const bool equal = len && (lo == hi || len == 1), small = len && !equal && len <= cap;
+    const bool equal = finalBucket(len, lo, hi), small = len && !equal && len <= cap;
     const int tier = small ? tierOf(len) : -1;
     addToPlan(len, equal, small, lane, plan);
     listTask(start, len, lo, hi, tier, lane, plan, lists, listBase, listCap);
-    if (equal) {
-        listCopies(start, len, plan, lists, listBase, listCap);
-    } else if (len > cap) {
+    if (!equal && len > cap) {
         const unsigned long long tiles = tilesOf(len, tileBits);
         const unsigned long long packed = atomicAdd(&plan->nextSegsTiles, (tiles << Plan::kSegmentBits) | 1ull);
         next[packed & Plan::kSegmentMask] = {start, len, static_cast<size_t>(packed >> Plan::kSegmentBits), lo, hi};
@@ -1024,18 +1027,6 @@ __global__ void __launch_bounds__(Tier::nt, kPairs ? 0 : Tier::keyBlocks) bucket
     }
 }
 
-// One block per piece of a bucket whose keys are all equal: already in order.
-template <bool kPairs>
-__global__ void __launch_bounds__(Tuning::copyNt) copyKernel(const Task* tasks, const unsigned* count,
-    const uint32_t* keysIn, const uint32_t* valuesIn, uint32_t* keysOut, uint32_t* valuesOut, RankMap map) {
-    if (count && blockIdx.x >= *count) return;
-    const Task t = tasks[blockIdx.x];
-    for (unsigned i = threadIdx.x; i < t.len; i += Tuning::copyNt) {
-        keysOut[t.start + i] = map.word(keysIn[t.start + i]);
-        if (kPairs) valuesOut[t.start + i] = valuesIn[t.start + i];
-    }
-}
-
 __global__ void firstSegmentKernel(Segment* segs, size_t n) { segs[0] = {0, n, 0, 0u, 0xFFFFFFFFu}; }
 
 // ------------------------------------------------------------------ launchers
@@ -1051,25 +1042,24 @@ struct Balance {
     size_t n = 0;
     bool pairs = false;
     std::vector<LevelReport> levels;
-    double passes() const {  // bytes moved over one pass's (read n, write n)
+    double passes() const {  // bytes moved over one pass's (read n, write n): a level's, then the one-block sorts'
         if (!n) return 0;
-        double keysMoved = 0;
-        for (const auto& l : levels) keysMoved += l.keys;
+        double keysMoved = 0, keysSorted = 0;
+        for (const auto& l : levels) keysMoved += l.keys, keysSorted += l.plan.keysToBlocks;
         const double keyShare = pairs ? 0.5 : 1.0;  // the histogram reads keys only
-        return 1.0 + keysMoved / n * (0.5 * keyShare + 1.0);
+        return (keysMoved * (0.5 * keyShare + 1.0) + keysSorted) / n;
     }
 };
 
 // The most tasks each list can get from `buckets` buckets holding `keys` keys, sorts of at most cap keys: a
 // tier's bucket holds more keys than the tier below holds (tier 0's: 2 at the least), so a tier past cap
-// gets none (nor a launch: a T4 block cannot hold the largest tiers); a copy takes a bucket in pieces.
+// gets none (nor a launch: a T4 block cannot hold the largest tiers).
 inline void mostTasks(size_t buckets, size_t keys, size_t cap, size_t (&most)[kLists]) {
     size_t below = 1;
     forEachTier([&](auto t) {
         most[t] = below < cap ? std::min(buckets, keys / (below + 1) + 1) : 0;
         below = TierAt<t>::nv;
     });
-    most[kCopyList] = std::min(buckets, keys) + keys / Tuning::copyPiece + 1;
 }
 
 // Scratch sizes for a config: a segment holds more than cap keys, so there are at most n / (cap + 1) a
@@ -1145,7 +1135,7 @@ struct SortScratch {
     DeviceBuffer<Task> lists;
     DeviceBuffer<size_t> listMeta;  // bases, then capacities
     DeviceBuffer<Plan> plan;
-    // A stream a task list: the tiers' sorts and the copies of a level run side by side, where in one stream
+    // A stream a task list: the tiers' sorts of a level run side by side, where in one stream
     // each launch, often a part of one wave, waited for the one before. Blocking streams: the default
     // stream's next launch (the next level, a timer's mark) waits for them all.
     cudaStream_t listStreams[kLists] = {};
@@ -1225,23 +1215,14 @@ void launchBucketSorts(SortScratch& p, const SortWords& io, int list, size_t blo
         p.lists.get() + p.listBase[list], early ? p.listCount(list) : nullptr, keys, values, io.out, io.valuesOut, io.map);
     CUDA_CHECK_LAUNCH("bucketSortKernel");
 }
-template <bool kPairs>
-void launchCopies(SortScratch& p, const SortWords& io, size_t blocks, bool early, const uint32_t* keys, const uint32_t* values) {
-    if (!blocks) return;
-    copyKernel<kPairs><<<static_cast<unsigned>(blocks), Tuning::copyNt, 0, p.listStreams[kCopyList]>>>(
-        p.lists.get() + p.listBase[kCopyList], early ? p.listCount(kCopyList) : nullptr, keys, values, io.out, io.valuesOut,
-        io.map);
-    CUDA_CHECK_LAUNCH("copyKernel");
-}
 
 // One level of `keys` keys: splitters, histogram, scan, scatter, classify; then the host reads the plan (a
 // few bytes: the one wait a level), sorts this level's small buckets and sizes the next level's grids (a
 // level of few buckets launches its sorts before the plan comes back: kEarlyBlocks). With
-// marks, a mark after each step's launches (classify's after the plan is read: its round trip is its time;
-// the copies wait for the sorts' mark, so each is timed alone): the step's name, what it worked on, the bytes
-// it must move.
-// A bound on the blocks the lists can get, copy pieces included: the 256-way row's first level (cap 16384) gets
-// 2105 at 2^20 keys, 3131 at 2^22, 3323 at 2^24 and 4091 at 2^26 (there nearly every block leaves at once).
+// marks, a mark after each step's launches (classify's after the plan is read: its round trip is its time): the
+// step's name, what it worked on, the bytes it must move. The scatter writes the finished buckets (finalBucket).
+// A bound on the blocks the lists can get: the 256-way row's first level (cap 16384) stays under it from 2^20 to
+// 2^26 keys (at 2^26 nearly every block leaves at once).
 constexpr size_t kEarlyBlocks = 4096;
 template <int kDepth, bool kPairs>
 Plan runLevel(SortScratch& p, const SortWords& io, size_t cap, int level, WordSource src, const uint32_t* valuesIn, unsigned numSegs,
@@ -1271,7 +1252,8 @@ Plan runLevel(SortScratch& p, const SortWords& io, size_t cap, int level, WordSo
     constexpr size_t scatterBytes = sizeof(ScatterShared<kPairs>);  // past 48 KiB with values: the opt-in, as for the bucket sorts
     requireShared(scatterKernel<kDepth, kPairs>, scatterBytes, "scatterKernel");
     scatterKernel<kDepth, kPairs><<<tiles, ScatterShared<kPairs>::nt, scatterBytes>>>(
-        src, valuesIn, p.leaves.get(), segs, numSegs, tileBits, p.trees.get(), p.offsets.get(), keysOut, valuesOut);
+        src, valuesIn, p.leaves.get(), segs, numSegs, tileBits, p.trees.get(), p.offsets.get(), keysOut, valuesOut, io.out,
+        io.valuesOut, io.map);
     CUDA_CHECK_LAUNCH("scatterKernel");
     mark("scatter", keys, "key", keys * (2 * keyBytes + (kPairs ? 0 : 1)) + 8.0 * counts);
     CUDA_CHECK(cudaMemsetAsync(p.plan.get(), 0, sizeof(Plan)));
@@ -1280,8 +1262,8 @@ Plan runLevel(SortScratch& p, const SortWords& io, size_t cap, int level, WordSo
         p.lists.get(), p.listMeta.get(), p.listMeta.get() + kLists);
     CUDA_CHECK_LAUNCH("classifyKernel");
     // Without marks, where the level's lists can be short (their most tasks add up to kEarlyBlocks or
-    // fewer: typically a first level), its sorts and copies go out at once, grids of the most blocks each list can
-    // get (blocks past the plan's count leave), and the plan comes back on its own stream beside them.
+    // fewer: typically a first level), its sorts go out at once, grids of the most blocks each list can get
+    // (blocks past the plan's count leave), and the plan comes back on its own stream beside them.
     size_t most[kLists], total = 0;
     mostTasks(size_t{numSegs} * (slots - 1), keys, cap, most);
     for (size_t m : most) total += m;
@@ -1291,7 +1273,6 @@ Plan runLevel(SortScratch& p, const SortWords& io, size_t cap, int level, WordSo
         // Recorded before the sorts go out: a record on the default stream after them would wait for them too.
         CUDA_CHECK(cudaEventRecord(p.classified));
         forEachTier([&](auto t) { launchBucketSorts<TierAt<t>, kPairs>(p, io, t, most[t], true, keysOut, valuesOut); });
-        launchCopies<kPairs>(p, io, most[kCopyList], true, keysOut, valuesOut);
         CUDA_CHECK(cudaStreamWaitEvent(p.planStream, p.classified, 0));
         CUDA_CHECK(cudaMemcpyAsync(&plan, p.plan.get(), sizeof plan, cudaMemcpyDeviceToHost, p.planStream));
         CUDA_CHECK(cudaStreamSynchronize(p.planStream));  // (into pageable memory the copy has already waited)
@@ -1312,15 +1293,13 @@ Plan runLevel(SortScratch& p, const SortWords& io, size_t cap, int level, WordSo
         blocks += plan.lists[t];
     });
     if (blocks) mark("one-block sorts", blocks, "bucket", plan.keysToBlocks * 2 * keyBytes);
-    launchCopies<kPairs>(p, io, plan.lists[kCopyList], false, keysOut, valuesOut);
-    if (plan.lists[kCopyList]) mark("copies", plan.lists[kCopyList], "piece", plan.keysEqual * 2 * keyBytes);
     return plan;
 }
 
 // The level loop: the first level reads the caller's keys, later ones the ordered keys the level before
 // wrote; it ends when no bucket is too big. A later level whose segments hold at most 2^kNarrowDepth x cap
 // keys takes 2^kNarrowDepth buckets a segment, not 2^c.depth: a few buckets then fit a block, where 256
-// would hold tens of keys each, whose one-block sorts and one-key copies would cost more than the keys.
+// would hold tens of keys each, whose one-block sorts would cost more than the keys.
 constexpr int kNarrowDepth = 4;
 template <bool kPairs>
 void sampleSortAs(SortScratch& p, const SortWords& io, const SortConfig& c, StepMarks* marks) {
@@ -1601,8 +1580,10 @@ int runSelftest() {
         }
     expect(ok, "tileBitsFor: whole chunks a tile; mostTiles bounds the tiles of every smaller sort");
     // mostTasks bounds every task list a level fills (the early launches' grids and the lists' scratch), by
-    // classifyKernel's rules: a copy in pieces where a bucket's keys are all equal or it holds one, else one
-    // block's sort in the tier tierOf names where len <= cap. A tier's smallest buckets fill its list most.
+    // classifyKernel's rules: none where the scatter finished the bucket (its keys all equal, or one key), else
+    // one block's sort in the tier tierOf names where len <= cap. A tier's smallest buckets fill its list most.
+    expect(finalBucket(1, 3, 9) && finalBucket(70000, 5, 5) && !finalBucket(0, 5, 5) && !finalBucket(2, 3, 4),
+           "finalBucket: one key, or keys that take one value");
     size_t tierKeys[kTierCount];
     forEachTier([&](auto t) { tierKeys[t] = TierAt<t>::nv; });
     ok = true;
@@ -1612,10 +1593,9 @@ int runSelftest() {
         size_t keys = 0, count[kLists] = {}, most[kLists];
         for (size_t b = 0; b < buckets; ++b) {
             size_t len = trial % 3 ? rng.below(3 * cap) : fullest == 0 ? 2 : tierKeys[fullest - 1] + 1;
-            if (trial % 7 == 0 && b % 5 == 0) len = rng.below(3 * size_t{Tuning::copyPiece});
+            if (trial % 7 == 0 && b % 5 == 0) len = rng.below(size_t{3} << 16);  // large buckets, some all-equal
             const bool equal = len == 1 || (len && trial % 3 && rng.below(4) == 0);
-            if (equal) count[kCopyList] += ceilDiv(len, size_t{Tuning::copyPiece});
-            else if (len && len <= cap) ++count[tierOf(len)];
+            if (!equal && len && len <= cap) ++count[tierOf(len)];
             keys += len;
         }
         mostTasks(buckets, keys, cap, most);

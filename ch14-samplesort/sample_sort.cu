@@ -18,7 +18,7 @@
 // Reading map: "Part A" (bucketOf, the seed's kernels, the trap); "Part B": "tuning" (Tuning, the
 // bucket-sort tiers, the packed fields, the plan), "pieces" (tree, splitters, bucket ranges, peer rank, the
 // histogram's layout, sample positions), "block-level helpers" (striped loads, warp ranks, block scans,
-// counting a tile), "kernels" (splitters, histogram, scatter, classify, bucket sort, copy, each with its
+// counting a tile), "kernels" (splitters, histogram, scatter, classify, bucket sort, each with its
 // steps), "launchers" (configs, balance, CUB's scan of the counts, scratch, the level loop); "the variant
 // table"; "selftest"; "the lesson" (verify, the tables); "main". sample_sort_gpus.cu includes this file
 // (with SAMPLE_SORT_NO_MAIN) and runs Part B as it is on every GPU's share of the keys.
@@ -1221,8 +1221,8 @@ void launchBucketSorts(SortScratch& p, const SortWords& io, int list, size_t blo
 // level of few buckets launches its sorts before the plan comes back: kEarlyBlocks). With
 // marks, a mark after each step's launches (classify's after the plan is read: its round trip is its time): the
 // step's name, what it worked on, the bytes it must move. The scatter writes the finished buckets (finalBucket).
-// A bound on the blocks the lists can get: the 256-way row's first level (cap 16384) stays under it from 2^20 to
-// 2^26 keys (at 2^26 nearly every block leaves at once).
+// A bound on the blocks the lists can get: a 256-way first level stays under it at every n (5 tiers of at most 511
+// buckets; from 2^26 keys nearly every block leaves at once).
 constexpr size_t kEarlyBlocks = 4096;
 template <int kDepth, bool kPairs>
 Plan runLevel(SortScratch& p, const SortWords& io, size_t cap, int level, WordSource src, const uint32_t* valuesIn, unsigned numSegs,

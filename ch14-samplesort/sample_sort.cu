@@ -781,9 +781,11 @@ __device__ __forceinline__ void stageAndWrite(ScatterShared<kPairs>& sh, const u
 // says why), the chunk's places, then stage and write. Keys alone load each chunk one ahead, so its loads
 // are in flight while the chunk before is ranked and written; with values, 16 keys and 16 values a thread
 // leave no registers for that. The bound keeps two blocks of 512 an SM for keys alone (sm_90 takes 82
-// registers and one block without it), three of 256 with values.
+// registers and one block without it), and two of 256 with values (128 registers, no spills; at three
+// blocks, 80 registers, the scatter spilled 16 bytes and took 10-13 % longer than before the finished
+// buckets, NOTES.md).
 template <int kDepth, bool kPairs>
-__global__ void __launch_bounds__(ScatterShared<kPairs>::nt, kPairs ? 3 : 2) scatterKernel(WordSource src,
+__global__ void __launch_bounds__(ScatterShared<kPairs>::nt, 2) scatterKernel(WordSource src,
     const uint32_t* valuesIn, const uint8_t* leaves, const Segment* segs, unsigned numSegs, int tileBits,
     const uint32_t* trees, const uint64_t* offsets, uint32_t* keysOut, uint32_t* valuesOut, uint32_t* keysDone,
     uint32_t* valuesDone, RankMap map) {

@@ -1088,7 +1088,7 @@ struct ScratchSizes {
         for (size_t l : lists) listTotal += l;
         const size_t leaves = pairs ? 0 : n;  // a byte a key, keys alone
         return 2 * n * (pairs ? 8 : 4) + leaves + 2 * segs * sizeof(Segment) + counts * (sizeof(unsigned) + sizeof(uint64_t)) +
-               counts / 4 + trees * 4 + listTotal * sizeof(Task) + 4096;  // counts / 4: CUB's scan, 16 B a tile of 64+
+               counts / 4 + trees * 4 + 2 * listTotal * sizeof(Task) + 4096;  // counts / 4: CUB's scan, 16 B a tile of 64+
     }
 };
 
@@ -1134,23 +1134,34 @@ struct SortScratch {
     DeviceBuffer<unsigned char> scanTemp;  // CUB's, for scanCounts
     DeviceBuffer<uint8_t> leaves;  // keys alone: each key's tree leaf, from the histogram to the scatter
     DeviceBuffer<Segment> segs[2];
+    // The task lists and the plan, two of each (by level parity): a level's sorts still read theirs while the
+    // next level's classify fills the others.
     DeviceBuffer<Task> lists;
     DeviceBuffer<size_t> listMeta;  // bases, then capacities
     DeviceBuffer<Plan> plan;
-    // A stream a task list: the tiers' sorts of a level run side by side, where in one stream
-    // each launch, often a part of one wave, waited for the one before. Blocking streams: the default
-    // stream's next launch (the next level, a timer's mark) waits for them all.
+    // A stream a task list: the tiers' sorts of a level run side by side, where in one stream each launch,
+    // often a part of one wave, waited for the one before. Non-blocking streams, so the next level's steps go
+    // on beside a level's sorts (its last wave of big buckets leaves most SMs idle): the sorts wait for
+    // classify (the event), and the default stream for the sorts (sorted) only where the keys, lists or
+    // plan they read are written again, two levels on, and at the sort's end.
     cudaStream_t listStreams[kLists] = {};
+    cudaEvent_t sorted[2][kLists] = {};  // after a level's sorts, each list's, by level parity
     // The plan's copy to the host, where the level's sorts went out before it: a non-blocking stream that
-    // waits only for classify (the event), not for the sorts.
+    // waits only for classify, not for the sorts.
     cudaStream_t planStream = nullptr;
     cudaEvent_t classified = nullptr;
-    size_t listBase[kLists] = {};
+    size_t listBase[kLists] = {}, listTotal = 0;
     Balance balance;  // of the last sort
+    Task* levelLists(int level) const { return lists.get() + (level & 1) * listTotal; }
+    Plan* levelPlan(int level) const { return plan.get() + (level & 1); }
     // The device address of the plan's count of list l, which a launch sized before the plan was read tests
     // (byte arithmetic: the host never dereferences a device pointer, not even to name a member).
-    const unsigned* listCount(int l) const {
-        return reinterpret_cast<const unsigned*>(reinterpret_cast<const char*>(plan.get()) + offsetof(Plan, lists)) + l;
+    const unsigned* listCount(int level, int l) const {
+        return reinterpret_cast<const unsigned*>(reinterpret_cast<const char*>(levelPlan(level)) + offsetof(Plan, lists)) + l;
+    }
+    // The default stream waits for the sorts of the last level of this parity to launch any.
+    void waitForSorts(int level) const {
+        for (cudaEvent_t e : sorted[level & 1]) CUDA_CHECK(cudaStreamWaitEvent(0, e, 0));
     }
 
     void reserve(size_t n, bool pairs, const ScratchSizes& s) {  // after the caller's device-memory check, which speaks first
@@ -1170,21 +1181,31 @@ struct SortScratch {
         scanTemp.allocate(std::max<size_t>(scanBytes, 1));  // never none: a null temp would only ask the size
         segs[0].allocate(s.segs);
         segs[1].allocate(s.segs);
-        size_t meta[2 * kLists], total = 0;
-        for (int l = 0; l < kLists; ++l) listBase[l] = meta[l] = total, meta[kLists + l] = s.lists[l], total += s.lists[l];
-        lists.allocate(total);
+        size_t meta[2 * kLists];
+        listTotal = 0;
+        for (int l = 0; l < kLists; ++l) listBase[l] = meta[l] = listTotal, meta[kLists + l] = s.lists[l], listTotal += s.lists[l];
+        lists.allocate(2 * listTotal);
         listMeta.allocate(2 * kLists);
         listMeta.upload(meta, 2 * kLists);
-        plan.allocate(1);
-        if (!planStream) {  // on the current device, once
-            for (auto& s : listStreams) CUDA_CHECK(cudaStreamCreate(&s));
+        plan.allocate(2);
+        if (!planStream) {  // on the current device, once; the events recorded once, so a first wait has one
+            for (int l = 0; l < kLists; ++l) {
+                CUDA_CHECK(cudaStreamCreateWithFlags(&listStreams[l], cudaStreamNonBlocking));
+                for (auto& parity : sorted) {
+                    CUDA_CHECK(cudaEventCreateWithFlags(&parity[l], cudaEventDisableTiming));
+                    CUDA_CHECK(cudaEventRecord(parity[l], listStreams[l]));
+                }
+            }
             CUDA_CHECK(cudaStreamCreateWithFlags(&planStream, cudaStreamNonBlocking));
             CUDA_CHECK(cudaEventCreateWithFlags(&classified, cudaEventDisableTiming));
         }
     }
     ~SortScratch() {  // no checks: a destructor must not exit
-        for (cudaStream_t s : listStreams)
-            if (s) cudaStreamDestroy(s);
+        for (int l = 0; l < kLists; ++l) {
+            if (listStreams[l]) cudaStreamDestroy(listStreams[l]);
+            for (auto& parity : sorted)
+                if (parity[l]) cudaEventDestroy(parity[l]);
+        }
         if (planStream) {
             cudaStreamDestroy(planStream);
             cudaEventDestroy(classified);
@@ -1203,19 +1224,24 @@ struct Problem {
     void reserve(const ScratchSizes& s) { scratch.reserve(d.n, d.pairs, s); }
 };
 
-// The sorts of one list: `blocks` is its task count, or with `early` an upper bound, whose blocks past the
-// plan's count leave at once (without `early` the kernels read no count).
+// The sorts of one list of a level, on its stream, after classify: `blocks` is its task count, or with `early`
+// an upper bound, whose blocks past the plan's count leave at once (without `early` the kernels read no
+// count). Then `sorted` marks where the stream is, launches or none.
 template <class Tier, bool kPairs>
-void launchBucketSorts(SortScratch& p, const SortWords& io, int list, size_t blocks, bool early, const uint32_t* keys,
-                       const uint32_t* values) {
-    if (!blocks) return;
-    const size_t shared = Tier::sharedBytes(kPairs);
-    // The opt-in past 48 KiB belongs to the current device: granted at every launch (a host call), so a
-    // process driving several GPUs (sample_sort_gpus.cu, a thread each) has it on each of them.
-    requireShared(bucketSortKernel<Tier, kPairs>, shared, "bucketSortKernel");
-    bucketSortKernel<Tier, kPairs><<<static_cast<unsigned>(blocks), Tier::nt, shared, p.listStreams[list]>>>(
-        p.lists.get() + p.listBase[list], early ? p.listCount(list) : nullptr, keys, values, io.out, io.valuesOut, io.map);
-    CUDA_CHECK_LAUNCH("bucketSortKernel");
+void launchBucketSorts(SortScratch& p, const SortWords& io, int level, int list, size_t blocks, bool early,
+                       const uint32_t* keys, const uint32_t* values) {
+    const cudaStream_t stream = p.listStreams[list];
+    if (blocks) {
+        const size_t shared = Tier::sharedBytes(kPairs);
+        // The opt-in past 48 KiB belongs to the current device: granted at every launch (a host call), so a
+        // process driving several GPUs (sample_sort_gpus.cu, a thread each) has it on each of them.
+        requireShared(bucketSortKernel<Tier, kPairs>, shared, "bucketSortKernel");
+        CUDA_CHECK(cudaStreamWaitEvent(stream, p.classified, 0));
+        bucketSortKernel<Tier, kPairs><<<static_cast<unsigned>(blocks), Tier::nt, shared, stream>>>(p.levelLists(level) +
+            p.listBase[list], early ? p.listCount(level, list) : nullptr, keys, values, io.out, io.valuesOut, io.map);
+        CUDA_CHECK_LAUNCH("bucketSortKernel");
+    }
+    CUDA_CHECK(cudaEventRecord(p.sorted[level & 1][list], stream));
 }
 
 // One level of `keys` keys: splitters, histogram, scan, scatter, classify; then the host reads the plan (a
@@ -1253,16 +1279,18 @@ Plan runLevel(SortScratch& p, const SortWords& io, size_t cap, int level, WordSo
     mark("scan", counts, "count", 12.0 * counts);
     constexpr size_t scatterBytes = sizeof(ScatterShared<kPairs>);  // past 48 KiB with values: the opt-in, as for the bucket sorts
     requireShared(scatterKernel<kDepth, kPairs>, scatterBytes, "scatterKernel");
+    if (level >= 2) p.waitForSorts(level);  // level - 2's sorts read keysOut, and its lists and plan are refilled below
     scatterKernel<kDepth, kPairs><<<tiles, ScatterShared<kPairs>::nt, scatterBytes>>>(
         src, valuesIn, p.leaves.get(), segs, numSegs, tileBits, p.trees.get(), p.offsets.get(), keysOut, valuesOut, io.out,
         io.valuesOut, io.map);
     CUDA_CHECK_LAUNCH("scatterKernel");
     mark("scatter", keys, "key", keys * (2 * keyBytes + (kPairs ? 0 : 1)) + 8.0 * counts);
-    CUDA_CHECK(cudaMemsetAsync(p.plan.get(), 0, sizeof(Plan)));
+    CUDA_CHECK(cudaMemsetAsync(p.levelPlan(level), 0, sizeof(Plan)));
     classifyKernel<kDepth><<<gridFor(size_t{numSegs} * slots, Tuning::classifyNt, "classifyKernel"), Tuning::classifyNt>>>(
-        segs, numSegs, tileBits, p.trees.get(), p.offsets.get(), cap, p.plan.get(), p.segs[(level + 1) & 1].get(),
-        p.lists.get(), p.listMeta.get(), p.listMeta.get() + kLists);
+        segs, numSegs, tileBits, p.trees.get(), p.offsets.get(), cap, p.levelPlan(level), p.segs[(level + 1) & 1].get(),
+        p.levelLists(level), p.listMeta.get(), p.listMeta.get() + kLists);
     CUDA_CHECK_LAUNCH("classifyKernel");
+    CUDA_CHECK(cudaEventRecord(p.classified));  // what the sorts and the plan's copy wait for
     // Without marks, where the level's lists can be short (their most tasks add up to kEarlyBlocks or
     // fewer: typically a first level), its sorts go out at once, grids of the most blocks each list can get
     // (blocks past the plan's count leave), and the plan comes back on its own stream beside them.
@@ -1272,14 +1300,12 @@ Plan runLevel(SortScratch& p, const SortWords& io, size_t cap, int level, WordSo
     const bool early = !marks && total <= kEarlyBlocks;
     Plan plan;
     if (early) {
-        // Recorded before the sorts go out: a record on the default stream after them would wait for them too.
-        CUDA_CHECK(cudaEventRecord(p.classified));
-        forEachTier([&](auto t) { launchBucketSorts<TierAt<t>, kPairs>(p, io, t, most[t], true, keysOut, valuesOut); });
+        forEachTier([&](auto t) { launchBucketSorts<TierAt<t>, kPairs>(p, io, level, t, most[t], true, keysOut, valuesOut); });
         CUDA_CHECK(cudaStreamWaitEvent(p.planStream, p.classified, 0));
-        CUDA_CHECK(cudaMemcpyAsync(&plan, p.plan.get(), sizeof plan, cudaMemcpyDeviceToHost, p.planStream));
+        CUDA_CHECK(cudaMemcpyAsync(&plan, p.levelPlan(level), sizeof plan, cudaMemcpyDeviceToHost, p.planStream));
         CUDA_CHECK(cudaStreamSynchronize(p.planStream));  // (into pageable memory the copy has already waited)
     } else {
-        CUDA_CHECK(cudaMemcpy(&plan, p.plan.get(), sizeof plan, cudaMemcpyDeviceToHost));
+        CUDA_CHECK(cudaMemcpy(&plan, p.levelPlan(level), sizeof plan, cudaMemcpyDeviceToHost));
     }
     bool fits = !plan.overflow;
     for (int l = 0; l < kLists; ++l) fits = fits && plan.lists[l] <= most[l];
@@ -1291,9 +1317,10 @@ Plan runLevel(SortScratch& p, const SortWords& io, size_t cap, int level, WordSo
     mark("classify, plan", size_t{numSegs} * slots, "slot", 0);
     unsigned blocks = 0;
     forEachTier([&](auto t) {
-        launchBucketSorts<TierAt<t>, kPairs>(p, io, t, plan.lists[t], false, keysOut, valuesOut);
+        launchBucketSorts<TierAt<t>, kPairs>(p, io, level, t, plan.lists[t], false, keysOut, valuesOut);
         blocks += plan.lists[t];
     });
+    if (marks) p.waitForSorts(level);  // each step timed on its own: the mark after the sorts waits for them
     if (blocks) mark("one-block sorts", blocks, "bucket", plan.keysToBlocks * 2 * keyBytes);
     return plan;
 }
@@ -1331,6 +1358,7 @@ void sampleSortAs(SortScratch& p, const SortWords& io, const SortConfig& c, Step
         numSegs = plan.nextSegments();
         numTiles = plan.nextTiles();
     }
+    p.waitForSorts(0), p.waitForSorts(1);  // the sort ends on the default stream when every level's sorts have
 }
 
 // marks: each step timed on its own (the lesson's per-step table); nullptr in every other sort.

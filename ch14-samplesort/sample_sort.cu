@@ -496,18 +496,20 @@ __device__ inline unsigned matchPeers(unsigned v) {
 }
 
 // Ranks kVt items a lane in the warp's order (item j of every lane before item j + 1; lower lanes first)
-// among the warp's earlier items of the same bucket (every bucket below 2^kBits); counts (this warp's row)
-// ends holding the warp's bucket counts.
-template <int kBits, int kVt>
-__device__ inline void warpRank(const unsigned (&bucket)[kVt], unsigned (&rank)[kVt], unsigned* counts) {
+// among the warp's earlier items of the same bucket (every bucket below 2^kBits). x[j] comes in as item j's
+// bucket and leaves as its rank << kPack | bucket, in place: a rank and its bucket never take two registers
+// (held apart, the bucket sort's keys-alone tiers spilled 144-416 bytes). counts (this warp's row) ends
+// holding the warp's bucket counts.
+template <int kBits, int kPack, int kVt>
+__device__ inline void warpRank(unsigned (&x)[kVt], unsigned* counts) {
     const unsigned lane = threadIdx.x & 31;
     DEVICE_UNROLL
     for (int j = 0; j < kVt; ++j) {
-        const unsigned peers = matchPeers<kBits>(bucket[j]);
-        const unsigned base = counts[bucket[j]];  // peers read one word: a broadcast
-        rank[j] = base + peerRank(peers, lane);
+        const unsigned bucket = x[j], peers = matchPeers<kBits>(bucket);
+        const unsigned base = counts[bucket];  // peers read one word: a broadcast
+        x[j] = (base + peerRank(peers, lane)) << kPack | bucket;
         __syncwarp();
-        if (lane == static_cast<unsigned>(__ffs(peers) - 1)) counts[bucket[j]] = base + __popc(peers);
+        if (lane == static_cast<unsigned>(__ffs(peers) - 1)) counts[bucket] = base + __popc(peers);
         __syncwarp();
     }
 }
@@ -516,18 +518,21 @@ __device__ inline void warpRank(const unsigned (&bucket)[kVt], unsigned (&rank)[
 // the scatter of keys alone and the bucket sort's first pass of keys alone (equal keys are equal bits, and
 // every bucket is sorted or all-equal afterwards). One shared-memory atomic a key into counts; when the
 // whole warp holds one bucket (sorted, all-equal, runs), one lane adds 32, so the atomics never serialize.
-template <int kVt>
-__device__ inline void warpRankAnyOrder(const unsigned (&bucket)[kVt], unsigned (&rank)[kVt], unsigned* counts) {
+// In place, as warpRank: x[j], item j's bucket, becomes rank << kPack | bucket.
+template <int kPack, int kVt>
+__device__ inline void warpRankAnyOrder(unsigned (&x)[kVt], unsigned* counts) {
     const unsigned lane = threadIdx.x & 31;
     DEVICE_UNROLL
     for (int j = 0; j < kVt; ++j) {
-        const unsigned first = __shfl_sync(0xFFFFFFFFu, bucket[j], 0);
-        if (__all_sync(0xFFFFFFFFu, bucket[j] == first)) {
+        const unsigned bucket = x[j], first = __shfl_sync(0xFFFFFFFFu, bucket, 0);
+        unsigned rank;
+        if (__all_sync(0xFFFFFFFFu, bucket == first)) {
             const unsigned base = lane == 0 ? atomicAdd(&counts[first], 32u) : 0;
-            rank[j] = __shfl_sync(0xFFFFFFFFu, base, 0) + lane;
+            rank = __shfl_sync(0xFFFFFFFFu, base, 0) + lane;
         } else {
-            rank[j] = atomicAdd(&counts[bucket[j]], 1u);
+            rank = atomicAdd(&counts[bucket], 1u);
         }
+        x[j] = rank << kPack | bucket;
     }
 }
 
@@ -599,13 +604,13 @@ __device__ inline void countTile(size_t begin, size_t end, unsigned* warpRow, un
         Word key[vt];  // a size_t bound: a 32-bit one changes the registers this kernel gets (not yet timed)
         loadStriped(smaller(end - chunk, nv), key, Word{}, [&](unsigned p) { return load(chunk + p); });
         const unsigned len = static_cast<unsigned>(smaller(end - chunk, nv));
-        unsigned bucket[vt], rank[vt];  // the ranks go unused: a count needs none
+        unsigned bucket[vt];
         DEVICE_UNROLL
         for (int j = 0; j < vt; ++j) {
             const unsigned p = stripedPosition<vt>(j);
             bucket[j] = p < len ? bucketAt(key[j], chunk + p) : padSlot;
         }
-        warpRankAnyOrder(bucket, rank, warpRow);
+        warpRankAnyOrder<0>(bucket, warpRow);  // the ranks go unused: a count needs none
     }
 }
 
@@ -828,12 +833,10 @@ __global__ void __launch_bounds__(ScatterShared<kPairs>::nt, 2) scatterKernel(Wo
             for (int i = threadIdx.x & 31; i < slots; i += 32) mine[i] = 0;
             __syncwarp();
         }
-        unsigned bucket[vt], rank[vt];
-        bucketChunk<kDepth, kPairs>(src, sh.tree, chunkLen, key, leaf, bucket);
-        if constexpr (kPairs) warpRank<kDepth + 1>(bucket, rank, mine);
-        else warpRankAnyOrder(bucket, rank, mine);
-        DEVICE_UNROLL
-        for (int j = 0; j < vt; ++j) rank[j] = rank[j] << kBucketBits | bucket[j];
+        unsigned rank[vt];  // each key's bucket, then rank << kBucketBits | bucket
+        bucketChunk<kDepth, kPairs>(src, sh.tree, chunkLen, key, leaf, rank);
+        if constexpr (kPairs) warpRank<kDepth + 1, kBucketBits>(rank, mine);
+        else warpRankAnyOrder<kBucketBits>(rank, mine);
         __syncthreads();
         chunkPlaces<kPairs, slots>(sh, firstSlot, base);
         __syncthreads();
@@ -922,18 +925,14 @@ __device__ __forceinline__ LocalShared localShared(unsigned char* bytes) {
     return {keys, keys + Tier::nv, warpCounts, totals, totals + passSlots, totals + 2 * passSlots};
 }
 
-// Each key's digit (key >> shift) & mask (pads: padDigit, where it is not 0), ranked by ranker(digits); rank
-// becomes rank << kDigitBits | digit, so the digits need no registers of their own.
-template <int kVt, class Ranker>
-__device__ __forceinline__ void rankDigit(const uint32_t (&key)[kVt], unsigned len, unsigned shift, unsigned mask,
-                                          unsigned padDigit, unsigned (&rank)[kVt], Ranker ranker) {
-    unsigned digit[kVt];
+// Each key's digit, (key >> shift) & mask (pads: padDigit, where it is not 0), into the array a rank then
+// packs beside it (rank << kDigitBits | digit: warpRank, warpRankAnyOrder).
+template <int kVt>
+__device__ __forceinline__ void digitsOf(const uint32_t (&key)[kVt], unsigned len, unsigned shift, unsigned mask,
+                                         unsigned padDigit, unsigned (&digit)[kVt]) {
     DEVICE_UNROLL
     for (int j = 0; j < kVt; ++j)
         digit[j] = padDigit && stripedPosition<kVt>(j) >= len ? padDigit : (key[j] >> shift) & mask;
-    ranker(digit);
-    DEVICE_UNROLL
-    for (int j = 0; j < kVt; ++j) rank[j] = rank[j] << kDigitBits | digit[j];
 }
 
 // Every key (and value) of a busy warp to its place, starts[digit] + before[digit] + rank; then every lane
@@ -1005,7 +1004,10 @@ __global__ void __launch_bounds__(Tier::nt, kPairs ? 0 : Tier::keyBlocks) bucket
         const unsigned slots = (1u << shift) + 1;
         for (unsigned i = threadIdx.x; i < slots; i += Tier::nt) sh.warpCounts[i] = 0;
         __syncthreads();
-        if (busy) rankDigit(key, t.len, 0, (1u << shift) - 1, slots - 1, rank, [&](const unsigned (&d)[vt]) { warpRankAnyOrder(d, rank, sh.warpCounts); });
+        if (busy) {
+            digitsOf(key, t.len, 0, (1u << shift) - 1, slots - 1, rank);
+            warpRankAnyOrder<kDigitBits>(rank, sh.warpCounts);
+        }
         __syncthreads();
         slotsExclusiveScan<Tier::nt>(sh.warpCounts, sh.warpCounts, slots, sh.scratch);
         moveByRank<vt, kPairs>(busy, t.len, rank, sh.warpCounts, nullptr, sh, key, value);
@@ -1015,7 +1017,10 @@ __global__ void __launch_bounds__(Tier::nt, kPairs ? 0 : Tier::keyBlocks) bucket
         unsigned* row = sh.warpCounts + (threadIdx.x >> 5) * slots;
         for (int i = threadIdx.x & 31; i < slots; i += 32) row[i] = 0;
         __syncwarp();
-        if (busy) rankDigit(key, t.len, at, slots - 1, 0, rank, [&](const unsigned (&d)[vt]) { warpRank<kBits>(d, rank, row); });
+        if (busy) {
+            digitsOf(key, t.len, at, slots - 1, 0, rank);
+            warpRank<kBits, kDigitBits>(rank, row);
+        }
         __syncthreads();
         chunkOffsets<Tier::nt>(sh.warpCounts, slots, sh.totals, sh.starts, sh.scratch);
         moveByRank<vt, kPairs>(busy, t.len, rank, sh.starts, row, sh, key, value);

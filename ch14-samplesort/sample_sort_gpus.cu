@@ -56,7 +56,7 @@ namespace across {
 // ================================================= splitters across ranks
 constexpr int kMaxRanks = 8;             // the tree below has 8 buckets
 constexpr int kTreeDepth = 3;
-constexpr int kSlots = 16;               // destinations 0..7, then the pad slot 15 (4 bits for warpRank)
+constexpr int kSlotBits = 4, kSlots = 1 << kSlotBits;  // destinations 0..7, then the pad slot 15
 constexpr int kSamplesPerRank = 4096;    // a rank's share of the splitters: sizes vary by about 1/sqrt(4096)
 constexpr size_t kExactKeysLimit = size_t{1} << 27;  // keys alone: exact against the host sort up to here
 
@@ -220,23 +220,23 @@ __global__ void __launch_bounds__(Tuning::nt) destinationScatterKernel(const Key
         __syncthreads();  // the last chunk's writes are done
         Key key[Tuning::vt];
         uint32_t value[Tuning::vt];
-        unsigned dest[Tuning::vt], rank[Tuning::vt];
+        unsigned rank[Tuning::vt];  // each key's destination, then rank << kSlotBits | destination
         DEVICE_UNROLL
         for (int j = 0; j < Tuning::vt; ++j) {
             const unsigned p = stripedPosition<Tuning::vt>(j);
             key[j] = p < len ? keys[chunk + p] : Key{};
             if (kPairs) value[j] = p < len ? values[chunk + p] : 0;
-            dest[j] = p < len ? destinationOf(s, rankOf(key[j], flip), base + chunk + p) : kSlots - 1;  // pads last
+            rank[j] = p < len ? destinationOf(s, rankOf(key[j], flip), base + chunk + p) : kSlots - 1;  // pads last
         }
-        warpRank<4>(dest, rank, mine);  // input order within a destination (keys alone too): the sort stays stable
+        warpRank<kSlotBits, kSlotBits>(rank, mine);  // input order within a destination (keys alone too): the sort stays stable
         __syncthreads();
         chunkOffsets<Tuning::nt>(warpCounts, kSlots, totals, starts, scratch);
         DEVICE_UNROLL
         for (int j = 0; j < Tuning::vt; ++j) {
-            const unsigned p = starts[dest[j]] + mine[dest[j]] + rank[j];
+            const unsigned d = rank[j] & (kSlots - 1), p = starts[d] + mine[d] + (rank[j] >> kSlotBits);
             stageKeys[p] = key[j];
             if (kPairs) stageValues[p] = value[j];
-            stageDest[p] = static_cast<uint8_t>(dest[j]);
+            stageDest[p] = static_cast<uint8_t>(d);
         }
         __syncthreads();
         for (unsigned i = threadIdx.x; i < len; i += Tuning::nt) {

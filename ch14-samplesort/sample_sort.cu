@@ -275,7 +275,7 @@ using Tiers = std::tuple<LocalTier<128, 8, 0>,   // up to 1024 keys
                          LocalTier<256, 16, 4>,  // up to 4096
                          LocalTier<384, 16, 2>,  // up to 6144: 4 in 5 of the 2^28 sort's last buckets past 4096
                          LocalTier<512, 16, 2>,  // up to 8192: a T4 block holds it for keys alone
-                         LocalTier<512, 32, 0>>; // up to 16384: more shared memory than a T4 block may have
+                         LocalTier<1024, 16, 1>>; // up to 16384: 32 warps an SM (512 x 32 ran 16); no T4 block holds it
 constexpr int kTierCount = static_cast<int>(std::tuple_size<Tiers>::value);
 template <int kT> using TierAt = std::tuple_element_t<kT, Tiers>;
 // The tier that sorts a bucket of len keys (at most the largest tier's): the smallest that holds it.

@@ -498,8 +498,7 @@ __device__ inline unsigned matchPeers(unsigned v) {
 // Ranks kVt items a lane in the warp's order (item j of every lane before item j + 1; lower lanes first)
 // among the warp's earlier items of the same bucket (every bucket below 2^kBits). x[j] comes in as item j's
 // bucket and leaves as its rank << kPack | bucket, in place: a rank and its bucket never take two registers
-// (held apart, the bucket sort's keys-alone tiers spilled 144-416 bytes). counts (this warp's row) ends
-// holding the warp's bucket counts.
+// (held apart, they spilled: NOTES.md). counts (this warp's row) ends holding the warp's bucket counts.
 template <int kBits, int kPack, int kVt>
 __device__ inline void warpRank(unsigned (&x)[kVt], unsigned* counts) {
     const unsigned lane = threadIdx.x & 31;
@@ -785,10 +784,8 @@ __device__ __forceinline__ void stageAndWrite(ScatterShared<kPairs>& sh, const u
 // (input order within a bucket when values travel, warpRank; any order for keys alone, warpRankAnyOrder
 // says why), the chunk's places, then stage and write. Keys alone load each chunk one ahead, so its loads
 // are in flight while the chunk before is ranked and written; with values, 16 keys and 16 values a thread
-// leave no registers for that. The bound keeps two blocks of 512 an SM for keys alone (sm_90 takes 82
-// registers and one block without it), and two of 256 with values (128 registers, no spills; at three
-// blocks, 80 registers, the scatter spilled 16 bytes and took 10-13 % longer than before the finished
-// buckets, NOTES.md).
+// leave no registers for that. The bound keeps two blocks an SM (of 512 threads for keys alone, of 256 with
+// values): unbounded, keys alone get one block an SM; bounded to three, values spill (NOTES.md).
 template <int kDepth, bool kPairs>
 __global__ void __launch_bounds__(ScatterShared<kPairs>::nt, 2) scatterKernel(WordSource src,
     const uint32_t* valuesIn, const uint8_t* leaves, const Segment* segs, unsigned numSegs, int tileBits,

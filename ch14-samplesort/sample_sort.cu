@@ -776,6 +776,27 @@ __device__ __forceinline__ void chunkPlaces(ScatterShared<kPairs>& sh, int first
     }
 }
 
+// Where the tile's keys of each of this thread's kPer slots go first in the output (kept in registers).
+template <int kSlots, int kPer>
+__device__ __forceinline__ void tileStarts(const Segment& s, size_t tile, int tileBits, const uint64_t* offsets, int firstSlot,
+                                           size_t (&base)[kPer]) {
+    const uint64_t segmentBase = offsets[countsIndex(s, kSlots, 0, 0, tileBits)];
+    DEVICE_UNROLL
+    for (int q = 0; q < kPer; ++q)
+        base[q] = firstSlot + q < kSlots ? s.start + offsets[countsIndex(s, kSlots, firstSlot + q, tile, tileBits)] - segmentBase : 0;
+}
+// Which of this thread's slots the scatter finishes (finalBucket), from the segment's splitters in sh.tree.
+template <int kSlots, int kPer, bool kPairs>
+__device__ __forceinline__ void markFinished(ScatterShared<kPairs>& sh, const Segment& s, int tileBits, const uint64_t* offsets,
+                                             int firstSlot) {
+    DEVICE_UNROLL
+    for (int q = 0; q < kPer; ++q) {
+        const int b = firstSlot + q;
+        const BucketSpan span = b < kSlots - 1 ? bucketSpan(s, kSlots, b, offsets, tileBits, sh.tree + kSlots / 2) : BucketSpan{};
+        if (b < kSlots) sh.finished[b] = finalBucket(span.len, span.lo, span.hi);
+    }
+}
+
 // Staged by bucket in shared memory, then written out: a bucket's items land consecutively, in out, or where the
 // bucket is finished in done (keys back to the caller's words by map). The keys, then (with values) the values
 // through the same array.
@@ -804,10 +825,8 @@ __device__ __forceinline__ void stageAndWrite(ScatterShared<kPairs>& sh, const u
 // (input order within a bucket when values travel, warpRank; any order for keys alone, warpRankAnyOrder
 // says why), the chunk's places, then stage and write. Keys alone load each chunk one ahead, so its loads
 // are in flight while the chunk before is ranked and written; with values, 16 keys and 16 values a thread
-// leave no registers for that. The bound keeps two blocks of 512 an SM for keys alone (sm_90 takes 82
-// registers and one block without it), and two of 256 with values (128 registers, no spills; at three
-// blocks, 80 registers, the scatter spilled 16 bytes and took 10-13 % longer than before the finished
-// buckets, NOTES.md).
+// leave no registers for that. The bound keeps two blocks an SM (of 512 threads for keys alone, of 256 with
+// values): unbounded, keys alone get one block an SM; bounded to three, values spill (NOTES.md).
 template <int kDepth, bool kPairs>
 __global__ void __launch_bounds__(ScatterShared<kPairs>::nt, 2) scatterKernel(WordSource src,
     const uint32_t* valuesIn, const uint8_t* leaves, const Segment* segs, unsigned numSegs, int tileBits,
@@ -821,26 +840,16 @@ __global__ void __launch_bounds__(ScatterShared<kPairs>::nt, 2) scatterKernel(Wo
     size_t tile, begin, end;
     openTile<kDepth, Shared::nt>(segs, numSegs, tileBits, trees, sh.tree, s, tile, begin, end);
     for (int i = threadIdx.x; i < Shared::rows * slots; i += Shared::nt) sh.counts[i] = 0;
-    // Each thread owns `per` consecutive slots (the same ones in every chunk's scan): their next places in the
-    // output stay in registers.
-    const int firstSlot = threadIdx.x * per;
-    const uint64_t segmentBase = offsets[countsIndex(s, slots, 0, 0, tileBits)];
+    const int firstSlot = threadIdx.x * per;  // this thread's slots, the same ones in every chunk's scan
     size_t base[per];
-    DEVICE_UNROLL
-    for (int q = 0; q < per; ++q)
-        base[q] = firstSlot + q < slots ? s.start + offsets[countsIndex(s, slots, firstSlot + q, tile, tileBits)] - segmentBase : 0;
+    tileStarts<slots>(s, tile, tileBits, offsets, firstSlot, base);
     unsigned* mine = sh.counts + (kPairs ? (threadIdx.x >> 5) * slots : 0);
     uint32_t key[vt], value[vt], nextKey[vt], nextValue[vt];
     unsigned leaf[vt], nextLeaf[vt];
     constexpr bool ahead = !kPairs;
     if (ahead) loadChunk<kPairs>(src, valuesIn, leaves, begin, end, key, value, leaf);
     __syncthreads();  // the tree and the cleared counters
-    DEVICE_UNROLL
-    for (int q = 0; q < per; ++q) {  // which of its slots the scatter finishes (read after the chunk's barriers)
-        const int b = firstSlot + q;
-        const BucketSpan span = b < slots - 1 ? bucketSpan(s, slots, b, offsets, tileBits, sh.tree + (1 << kDepth)) : BucketSpan{};
-        if (b < slots) sh.finished[b] = finalBucket(span.len, span.lo, span.hi);
-    }
+    markFinished<slots, per>(sh, s, tileBits, offsets, firstSlot);
     for (size_t chunk = begin; chunk < end; chunk += nv) {
         const unsigned chunkLen = static_cast<unsigned>(smaller(end - chunk, nv));
         if (ahead) loadChunk<kPairs>(src, valuesIn, leaves, chunk + nv, end, nextKey, nextValue, nextLeaf);

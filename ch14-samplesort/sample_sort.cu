@@ -437,6 +437,25 @@ __host__ __device__ inline size_t tilesOf(size_t len, int tileBits) { return (le
 __host__ __device__ inline size_t countsIndex(const Segment& s, int slots, unsigned b, size_t tile, int tileBits) {
     return s.firstTile * slots + b * tilesOf(s.len, tileBits) + tile;
 }
+// Bucket id (not the pad slot) of segment s once its counts are scanned: its place in the level's output, its
+// length and the keys it can hold (sorted: the segment's k - 1 splitters). The scatter and classify both read
+// a bucket through it, and mostTasks's rule through bucketFate.
+struct BucketSpan { size_t start, len; uint32_t lo, hi; };
+__host__ __device__ inline BucketSpan bucketSpan(const Segment& s, int slots, unsigned id, const uint64_t* offsets,
+                                                 int tileBits, const uint32_t* sorted) {
+    const uint64_t segmentBase = offsets[countsIndex(s, slots, 0, 0, tileBits)];
+    BucketSpan b{s.start + offsets[countsIndex(s, slots, id, 0, tileBits)] - segmentBase, 0, 0, 0};
+    b.len = s.start + offsets[countsIndex(s, slots, id + 1, 0, tileBits)] - segmentBase - b.start;
+    if (b.len) bucketRange(id, sorted, slots / 2, s.lo, s.hi, b.lo, b.hi);
+    return b;
+}
+// What becomes of a bucket: nothing where it is empty or the scatter finished it (finalBucket), one block's
+// sort in the tier tierOf names where it holds at most cap keys, else a segment of the next level.
+constexpr int kNoSort = -2, kNextLevel = -1;
+__host__ __device__ inline int bucketFate(const BucketSpan& b, size_t cap) {
+    if (!b.len || finalBucket(b.len, b.lo, b.hi)) return kNoSort;
+    return b.len <= cap ? tierOf(b.len) : kNextLevel;
+}
 
 // The segment a tile belongs to: first tiles ascend with the segment index.
 __host__ __device__ inline unsigned segmentOfTile(const Segment* segs, unsigned count, size_t tile) {
@@ -756,6 +775,27 @@ __device__ __forceinline__ void chunkPlaces(ScatterShared<kPairs>& sh, int first
     }
 }
 
+// Where the tile's keys of each of this thread's kPer slots go first in the output (kept in registers).
+template <int kSlots, int kPer>
+__device__ __forceinline__ void tileStarts(const Segment& s, size_t tile, int tileBits, const uint64_t* offsets, int firstSlot,
+                                           size_t (&base)[kPer]) {
+    const uint64_t segmentBase = offsets[countsIndex(s, kSlots, 0, 0, tileBits)];
+    DEVICE_UNROLL
+    for (int q = 0; q < kPer; ++q)
+        base[q] = firstSlot + q < kSlots ? s.start + offsets[countsIndex(s, kSlots, firstSlot + q, tile, tileBits)] - segmentBase : 0;
+}
+// Which of this thread's slots the scatter finishes (finalBucket), from the segment's splitters in sh.tree.
+template <int kSlots, int kPer, bool kPairs>
+__device__ __forceinline__ void markFinished(ScatterShared<kPairs>& sh, const Segment& s, int tileBits, const uint64_t* offsets,
+                                             int firstSlot) {
+    DEVICE_UNROLL
+    for (int q = 0; q < kPer; ++q) {
+        const int b = firstSlot + q;
+        const BucketSpan span = b < kSlots - 1 ? bucketSpan(s, kSlots, b, offsets, tileBits, sh.tree + kSlots / 2) : BucketSpan{};
+        if (b < kSlots) sh.finished[b] = finalBucket(span.len, span.lo, span.hi);
+    }
+}
+
 // Staged by bucket in shared memory, then written out: a bucket's items land consecutively, in out, or where the
 // bucket is finished in done (keys back to the caller's words by map). The keys, then (with values) the values
 // through the same array.
@@ -799,29 +839,16 @@ __global__ void __launch_bounds__(ScatterShared<kPairs>::nt, 2) scatterKernel(Wo
     size_t tile, begin, end;
     openTile<kDepth, Shared::nt>(segs, numSegs, tileBits, trees, sh.tree, s, tile, begin, end);
     for (int i = threadIdx.x; i < Shared::rows * slots; i += Shared::nt) sh.counts[i] = 0;
-    // Each thread owns `per` consecutive slots (the same ones in every chunk's scan): their next places in the
-    // output stay in registers.
-    const int firstSlot = threadIdx.x * per;
-    const uint64_t segmentBase = offsets[countsIndex(s, slots, 0, 0, tileBits)];
+    const int firstSlot = threadIdx.x * per;  // this thread's slots, the same ones in every chunk's scan
     size_t base[per];
-    DEVICE_UNROLL
-    for (int q = 0; q < per; ++q)
-        base[q] = firstSlot + q < slots ? s.start + offsets[countsIndex(s, slots, firstSlot + q, tile, tileBits)] - segmentBase : 0;
+    tileStarts<slots>(s, tile, tileBits, offsets, firstSlot, base);
     unsigned* mine = sh.counts + (kPairs ? (threadIdx.x >> 5) * slots : 0);
     uint32_t key[vt], value[vt], nextKey[vt], nextValue[vt];
     unsigned leaf[vt], nextLeaf[vt];
     constexpr bool ahead = !kPairs;
     if (ahead) loadChunk<kPairs>(src, valuesIn, leaves, begin, end, key, value, leaf);
     __syncthreads();  // the tree and the cleared counters
-    DEVICE_UNROLL
-    for (int q = 0; q < per; ++q) {  // which of its slots the scatter finishes (read after the chunk's barriers)
-        const int b = firstSlot + q;
-        if (b >= slots) continue;
-        const size_t len = b == slots - 1 ? 0 : offsets[countsIndex(s, slots, b + 1, 0, tileBits)] - offsets[countsIndex(s, slots, b, 0, tileBits)];
-        uint32_t lo = 0, hi = 0;
-        if (len) bucketRange(b, sh.tree + (1 << kDepth), 1 << kDepth, s.lo, s.hi, lo, hi);
-        sh.finished[b] = finalBucket(len, lo, hi);
-    }
+    markFinished<slots, per>(sh, s, tileBits, offsets, firstSlot);
     for (size_t chunk = begin; chunk < end; chunk += nv) {
         const unsigned chunkLen = static_cast<unsigned>(smaller(end - chunk, nv));
         if (ahead) loadChunk<kPairs>(src, valuesIn, leaves, chunk + nv, end, nextKey, nextValue, nextLeaf);
@@ -891,23 +918,15 @@ __global__ void classifyKernel(const Segment* segs, unsigned numSegs, int tileBi
     const size_t x = static_cast<size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
     const size_t seg = x / slots;
     const unsigned id = static_cast<unsigned>(x % slots), lane = threadIdx.x & 31;
-    size_t start = 0, len = 0;  // no bucket (past the last segment, or the pad slot): len 0
-    uint32_t lo = 0, hi = 0;
-    if (seg < numSegs && id != slots - 1) {
-        const Segment s = segs[seg];
-        const uint64_t segmentBase = offsets[countsIndex(s, slots, 0, 0, tileBits)];
-        start = s.start + offsets[countsIndex(s, slots, id, 0, tileBits)] - segmentBase;
-        len = s.start + offsets[countsIndex(s, slots, id + 1, 0, tileBits)] - segmentBase - start;
-        if (len) bucketRange(id, trees + seg * slots + k, k, s.lo, s.hi, lo, hi);
-    }
-    const bool equal = finalBucket(len, lo, hi), small = len && !equal && len <= cap;
-    const int tier = small ? tierOf(len) : -1;
-    addToPlan(len, equal, small, lane, plan);
-    listTask(start, len, lo, hi, tier, lane, plan, lists, listBase, listCap);
-    if (!equal && len > cap) {
-        const unsigned long long tiles = tilesOf(len, tileBits);
+    BucketSpan b{};  // no bucket (past the last segment, or the pad slot): len 0
+    if (seg < numSegs && id != slots - 1) b = bucketSpan(segs[seg], slots, id, offsets, tileBits, trees + seg * slots + k);
+    const int fate = bucketFate(b, cap);
+    addToPlan(b.len, b.len && fate == kNoSort, fate >= 0, lane, plan);
+    listTask(b.start, b.len, b.lo, b.hi, fate, lane, plan, lists, listBase, listCap);
+    if (fate == kNextLevel) {
+        const unsigned long long tiles = tilesOf(b.len, tileBits);
         const unsigned long long packed = atomicAdd(&plan->nextSegsTiles, (tiles << Plan::kSegmentBits) | 1ull);
-        next[packed & Plan::kSegmentMask] = {start, len, static_cast<size_t>(packed >> Plan::kSegmentBits), lo, hi};
+        next[packed & Plan::kSegmentMask] = {b.start, b.len, static_cast<size_t>(packed >> Plan::kSegmentBits), b.lo, b.hi};
     }
 }
 
@@ -1490,6 +1509,20 @@ bool levelPiecesDistribute(const std::vector<uint32_t>& keys, int depth, int til
             for (unsigned lane = 0; lane < lanes; ++lane) ++next[bucket[chunk + lane]];
         }
     }
+    std::vector<BucketSpan> spans(slots - 1);  // as the scatter and classify read them
+    std::vector<size_t> held(slots, 0);
+    for (int b = 0; b < slots - 1; ++b) spans[b] = bucketSpan(s, slots, b, offsets.data(), tileBits, tree.data() + slots / 2);
+    for (size_t p = 0; p < keys.size(); ++p) {
+        const unsigned b = bucket[seen[p]];
+        ++held[b];
+        if (b >= spans.size() || p < spans[b].start || p - spans[b].start >= spans[b].len || keys[seen[p]] < spans[b].lo ||
+            keys[seen[p]] > spans[b].hi) {
+            std::printf("level on the host: output %zu (bucket %u) outside its bucketSpan\n", p, b);
+            return false;
+        }
+    }
+    for (int b = 0; b < slots - 1; ++b)
+        if (held[b] != spans[b].len) return false;
     for (size_t p = 1; p < keys.size(); ++p) {
         const unsigned b0 = bucket[seen[p - 1]], b1 = bucket[seen[p]];
         if (b0 > b1 || (b0 == b1 && seen[p - 1] > seen[p])) {
@@ -1600,7 +1633,8 @@ int runSelftest() {
             for (int depth : {4, 8})
                 for (int bits : {Tuning::minTileBits, Tuning::tileBits})
                     ok = ok && levelPiecesDistribute(makeSortInput<uint32_t>(dist, n, n + depth), depth, bits);
-    expect(ok, "one level on the host, both tile sizes: buckets contiguous, ascending, input order inside");
+    expect(ok, "one level on the host, both tile sizes: buckets contiguous, ascending, input order inside, where "
+               "bucketSpan puts them");
     // Tiles: a sort's tile holds whole chunks of the histogram and the scatter, and no sort of at most n keys
     // cuts more tiles than the scratch sized for n holds (mostTiles).
     ok = true;
@@ -1612,8 +1646,7 @@ int runSelftest() {
         }
     expect(ok, "tileBitsFor: whole chunks a tile; mostTiles bounds the tiles of every smaller sort");
     // mostTasks bounds every task list a level fills (the early launches' grids and the lists' scratch), by
-    // classifyKernel's rules: none where the scatter finished the bucket (its keys all equal, or one key), else
-    // one block's sort in the tier tierOf names where len <= cap. A tier's smallest buckets fill its list most.
+    // classifyKernel's rule (bucketFate). A tier's smallest buckets fill its list most.
     expect(finalBucket(1, 3, 9) && finalBucket(70000, 5, 5) && !finalBucket(0, 5, 5) && !finalBucket(2, 3, 4),
            "finalBucket: one key, or keys that take one value");
     size_t tierKeys[kTierCount];
@@ -1626,8 +1659,9 @@ int runSelftest() {
         for (size_t b = 0; b < buckets; ++b) {
             size_t len = trial % 3 ? rng.below(3 * cap) : fullest == 0 ? 2 : tierKeys[fullest - 1] + 1;
             if (trial % 7 == 0 && b % 5 == 0) len = rng.below(size_t{3} << 16);  // large buckets, some all-equal
-            const bool equal = len == 1 || (len && trial % 3 && rng.below(4) == 0);
-            if (!equal && len && len <= cap) ++count[tierOf(len)];
+            const bool equal = len && trial % 3 && rng.below(4) == 0;  // its keys take one value
+            const int fate = bucketFate({0, len, 0, equal ? 0u : 1u}, cap);
+            if (fate >= 0) ++count[fate];
             keys += len;
         }
         mostTasks(buckets, keys, cap, most);

@@ -22,7 +22,7 @@
 //   -DEXERCISE_SEED_TIE_TEST      the course's strict A[i] < B[j-1]: ties leave unstably (caught only by provenance)
 
 #include "../common/selftest.hpp"
-#include "../common/sort_options.hpp"  // and with it the inputs, the sort buffers, the variant table
+#include "../common/sort_lesson.hpp"  // and with it the options, the inputs, the sort buffers, the variant table
 
 #include <cuda_pipeline.h>
 
@@ -1065,27 +1065,14 @@ int runShape(const SortOptions& o, const Run& run, SortShape shape, size_t n, bo
 }
 
 template <class Key> int runLessonAs(const SortOptions& o, const Run& run) {
-    // Buffers, as many again for the scratch and CUB's, the partitions, CUB's input words.
-    auto bytesFor = [&](size_t n) {
-        return 2 * sortBytesNeeded<Key>(n, o.pairs, 0) + n / 8 + libraryWordBytes<Key>(n, o.descending) + (size_t{64} << 20);
-    };
-    requireDeviceMemory(bytesFor(o.n), "merge_sort (keys, values, scratch and CUB's)");
-    CsvFile csv;
-    csv.open(run.csvPath, "merge_sort");
-    if (!seedExamples()) return kExitCheckFailed;
-    std::vector<DistributionPoint> summary;
-    for (SortShape shape : o.all ? sortTableShapes() : std::vector<SortShape>{sortShapeFromName(o.input)})
-        if (const int rc = runShape<Key>(o, run, shape, o.n, true, &csv, summary); rc != kExitPass) return rc;
-    distributionSummary("merge sort by distribution, " + std::string(keyName<Key>()) + " n=" + std::to_string(o.n) + (o.pairs ? " pairs" : ""),
-                        o.n, summary, {}, csv);
-    if (!run.timing) return kExitPass;
-    return runSizeSweep(std::string("size sweep: merge sort, uniform ") + keyName<Key>() + (o.pairs ? " pairs" : " keys") +
-                        (o.descending ? ", descending" : ""), o.sizes, bytesFor, [&](size_t n, SweepPoint& point) {
-        std::vector<DistributionPoint> one;  // stays empty where no row runs at n (the seed row stops at kSeedRowLimit)
-        const bool ok = runShape<Key>(o, run, SortShape::Uniform, n, false, nullptr, one) == kExitPass;
-        if (ok && !one.empty()) point = one.front().point;
-        return ok;
-    }, csv);
+    const std::string title = "merge sort by distribution, " + std::string(keyName<Key>()) + " n=" + std::to_string(o.n);
+    return runSortLesson<Key>(o, run, {"merge_sort", "merge_sort (keys, values, scratch and CUB's)", "merge sort",
+        title + (o.pairs ? " pairs" : ""), {},
+        [&](size_t n) {  // buffers, as many again for the scratch and CUB's, the partitions, CUB's input words
+            return 2 * sortBytesNeeded<Key>(n, o.pairs, 0) + n / 8 + libraryWordBytes<Key>(n, o.descending) +
+                   (size_t{64} << 20);
+        },
+        seedExamples, [&](auto&&... table) { return runShape<Key>(o, run, table...); }});  // &&: summary by reference
 }
 
 // ===================================================================== main

@@ -26,7 +26,7 @@
 // Exercise (README.md): -DEXERCISE_UNSTABLE_RANK makes the stable ranks unstable, which provenance shows.
 
 #include "../common/selftest.hpp"
-#include "../common/sort_options.hpp"  // and with it the inputs, the sort buffers, the variant table
+#include "../common/sort_lesson.hpp"  // and with it the options, the inputs, the sort buffers, the variant table
 
 #include <cub/device/device_scan.cuh>
 
@@ -1809,29 +1809,19 @@ int runDistribution(const SortOptions& o, const Run& run, SortShape dist, size_t
 
 template <class Key>
 int runLessonAs(const SortOptions& o, const Run& run) {
-    CsvFile csv;
-    csv.open(run.csvPath, "sample_sort");
-    auto bytesFor = [&](size_t n) {
-        return sortBytesNeeded<Key>(n, o.pairs, scratchFor(n, run, o.pairs).bytes(n, o.pairs) + 2 * n * 4 + libraryWordBytes<Key>(n, o.descending));
-    };
-    requireDeviceMemory(bytesFor(o.n), "sample_sort (buffers, scratch and CUB's)");
-    std::printf("sample: %d keys per level's segment = %d per bucket (oversampling: bucket sizes then vary by about "
-                "1/sqrt(%d) = %.0f %%)\n", Tuning::maxSample, Tuning::oversample, Tuning::oversample,
-                100.0 / std::sqrt(static_cast<double>(Tuning::oversample)));
-    std::vector<DistributionPoint> summary;
-    for (const SortShape dist : o.all ? sortTableShapes() : std::vector<SortShape>{sortShapeFromName(o.input)}) {
-        const int rc = runDistribution<Key>(o, run, dist, o.n, true, &csv, summary);
-        if (rc != kExitPass) return rc;
-    }
-    distributionSummary("summary: sampleSort 256-way by distribution", o.n, summary, {{"passes", 6}, {"largest/mean", 12}}, csv);
-    if (!run.timing) return kExitPass;
-    return runSizeSweep(std::string("size sweep: sample sort, uniform ") + keyName<Key>() + (o.pairs ? " pairs" : " keys") +
-                            (o.descending ? ", descending" : ""), o.sizes, bytesFor, [&](size_t n, SweepPoint& point) {
-                                std::vector<DistributionPoint> one;  // stays empty where --only leaves no row
-                                if (runDistribution<Key>(o, run, SortShape::Uniform, n, false, nullptr, one) != kExitPass) return false;
-                                if (!one.empty()) point = one.front().point;
-                                return true;
-                            }, csv);
+    return runSortLesson<Key>(o, run, {"sample_sort", "sample_sort (buffers, scratch and CUB's)", "sample sort",
+        "summary: sampleSort 256-way by distribution", {{"passes", 6}, {"largest/mean", 12}},
+        [&](size_t n) {
+            const size_t scratch = scratchFor(n, run, o.pairs).bytes(n, o.pairs);
+            return sortBytesNeeded<Key>(n, o.pairs, scratch + 2 * n * 4 + libraryWordBytes<Key>(n, o.descending));
+        },
+        [] {
+            std::printf("sample: %d keys per level's segment = %d per bucket (oversampling: bucket sizes then vary by "
+                        "about 1/sqrt(%d) = %.0f %%)\n", Tuning::maxSample, Tuning::oversample, Tuning::oversample,
+                        100.0 / std::sqrt(static_cast<double>(Tuning::oversample)));
+            return true;
+        },
+        [&](auto&&... table) { return runDistribution<Key>(o, run, table...); }});  // &&: summary by reference
 }
 
 int runLesson(const SortOptions& o, const Run& run) {

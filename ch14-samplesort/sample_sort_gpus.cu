@@ -961,7 +961,7 @@ int runLessonAs(const Options& o, const Run& run) {
     CsvFile csv;
     csv.open(run.csvPath, "sample_sort_gpus");
     const Ranks ranks(o.ranks, visibleGpus());
-    for (const SortShape shape : o.all ? sortTableShapes() : std::vector<SortShape>{sortShapeFromName(o.input)}) {
+    for (const SortShape shape : o.shapes()) {
         const int rc = runShape<Key>(o, run, ranks, shape, csv);
         if (rc != kExitPass) return rc;
     }

@@ -21,6 +21,11 @@ struct SortOptions {
     bool pairs = false, descending = false;
     bool nGiven = false;  // --n was given: --verify checks that one size
     std::vector<size_t> sizes;  // the size sweep's (size_sweep.hpp), where the lesson has one
+
+    // The distributions the run's tables sort: --dist all's, else --input's.
+    std::vector<SortShape> shapes() const {
+        return all ? sortTableShapes() : std::vector<SortShape>{sortShapeFromName(input)};
+    }
 };
 
 // The help lines. nHelp and pairsHelp: what --n (with its defaults) and

@@ -197,13 +197,8 @@ struct Tuning {
     static constexpr int chunk = 4;                               // keys per 16-byte access
     static constexpr int chunksPerThread = vt / chunk;
     static constexpr size_t sharedBytes(bool pairs) { return (pairs ? 2 : 1) * nv * sizeof(uint32_t); }
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ == 750
-    static constexpr int threadsPerSM = 1024;
-#else
-    static constexpr int threadsPerSM = 1536;  // sm_86/89; sm_80/90 hold 2048
-#endif
     static constexpr int sortBlocksPerSM(bool pairs) { return pairs ? 2 : 3; }
-    static constexpr int mergeBlocksPerSM(bool pairs) { return pairs ? 3 : (threadsPerSM / nt < 5 ? threadsPerSM / nt : 5); }
+    static constexpr int mergeBlocksPerSM(bool pairs) { return pairs ? 3 : blocksThatFit(nt, 5); }
 };
 static_assert(Tuning::nt * Tuning::vt == static_cast<int>(Tuning::nv) && Tuning::tileBits % Tuning::groupBits == 0,
               "a tile is nt * vt keys, in whole windows");

@@ -37,6 +37,16 @@ constexpr int blocksFromSm80([[maybe_unused]] int blocks) {
 #endif
 }
 
+// Threads an SM holds, for the block counts a bound asks: 1024 on a T4 (sm_75), at least 1536 from sm_80
+// (sm_86/89; sm_80/90 hold 2048).
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ == 750
+constexpr int kThreadsPerSM = 1024;
+#else
+constexpr int kThreadsPerSM = 1536;
+#endif
+// Up to `blocks` resident blocks of nt threads: as many as an SM's threads allow.
+constexpr int blocksThatFit(int nt, int blocks) { return blocks * nt <= kThreadsPerSM ? blocks : kThreadsPerSM / nt; }
+
 // Four 4-byte words as one 16-byte access (ld.global.v4 / st.global.v4 on
 // the device); p must be 16-byte aligned. On the host, a memcpy.
 __host__ __device__ inline uint4 load16(const void* p) {

@@ -255,27 +255,27 @@ __host__ __device__ constexpr int stableBits(bool pairs) { return pairs ? 9 : 8;
 template <int kNt, int kVt, int kKeyBlocks>
 struct LocalTier {
     static constexpr int nt = kNt, vt = kVt, nv = kNt * kVt, warps = kNt / 32;
-    // Blocks an SM keeps of the keys-alone sort (0: no bound), as many as its threads allow (a T4's two of
-    // 384): without the register cap, the any-order pass takes the 256-, 384- and 512-thread tiers to 76-79
-    // registers (sm_90), one block fewer an SM.
-    static constexpr int keyBlocks = blocksThatFit(kNt, kKeyBlocks);
     // counters: a row of 2^stableBits a warp (stable passes), or one row of 2^kWideDigit + 1 (pads' slot
     // last) for the block, held a warp's width longer
     __host__ __device__ static constexpr int countWords(bool pairs) {
         const int rows = warps << stableBits(pairs), wideRow = (1 << kWideDigit) + 32;
         return rows > wideRow ? rows : wideRow;
     }
-    static size_t sharedBytes(bool pairs) {
+    static constexpr size_t sharedBytes(bool pairs) {
         const size_t counters = countWords(pairs) + 2 * (1 << stableBits(pairs)) + 32;
         return size_t{nv} * (pairs ? 8 : 4) + sizeof(unsigned) * counters;
     }
+    // Blocks an SM keeps of the keys-alone sort (0: no bound), as many as it holds (blocksThatFit): without
+    // the register cap, the any-order pass takes the 256-, 384- and 512-thread tiers to more registers than
+    // kKeyBlocks blocks an SM have.
+    static constexpr int keyBlocks() { return blocksThatFit(kNt, kKeyBlocks, sharedBytes(false)); }
 };
 // The tiers, smallest first: the one table that the classify kernel's choice, the task lists' sizes, the
 // launches and the largest tier a card holds all read.
 using Tiers = std::tuple<LocalTier<128, 8, 0>,   // up to 1024 keys
                          LocalTier<256, 16, 4>,  // up to 4096
-                         LocalTier<384, 16, 3>,  // up to 6144: 4 in 5 of the 2^28 sort's last buckets past 4096;
-                                                 // three blocks' warps hide more than their spills cost (NOTES.md)
+                         LocalTier<384, 16, 3>,  // up to 6144: most of a large sort's last buckets past 4096;
+                                                 // three blocks an SM sort them faster than two, spills and all
                          LocalTier<512, 16, 2>,  // up to 8192: a T4 block holds it for keys alone
                          LocalTier<1024, 16, 1>>; // up to 16384: 32 warps an SM (512 x 32 ran 16); no T4 block holds it
 constexpr int kTierCount = static_cast<int>(std::tuple_size<Tiers>::value);
@@ -1004,7 +1004,7 @@ __host__ __device__ inline void forEachStablePass(unsigned shift, unsigned bits,
 // pass takes one ballot a bit (warpRank<kBits>) and a row of 2^kBits counters a warp; pads are all ones, so
 // their digit is the largest in every pass and they stay last.
 template <class Tier, bool kPairs>
-__global__ void __launch_bounds__(Tier::nt, kPairs ? 0 : Tier::keyBlocks) bucketSortKernel(const Task* tasks,
+__global__ void __launch_bounds__(Tier::nt, kPairs ? 0 : Tier::keyBlocks()) bucketSortKernel(const Task* tasks,
     const unsigned* count, const uint32_t* keysIn, const uint32_t* valuesIn, uint32_t* keysOut, uint32_t* valuesOut, RankMap map) {
     constexpr int vt = Tier::vt;
     if (count && blockIdx.x >= *count) return;  // count: null where the grid is exact, else the plan's (runLevel)

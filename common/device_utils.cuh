@@ -37,15 +37,35 @@ constexpr int blocksFromSm80([[maybe_unused]] int blocks) {
 #endif
 }
 
-// Threads an SM holds, for the block counts a bound asks: 1024 on a T4 (sm_75), at least 1536 from sm_80
-// (sm_86/89; sm_80/90 hold 2048).
+// What an SM holds, for the block counts a bound asks (__launch_bounds__' second argument caps the registers
+// so that many blocks fit): threads, 1024 on a T4 (sm_75) and at least 1536 from sm_80 (sm_86/89; sm_80/90
+// hold 2048); and from sm_80 shared memory, of which each block takes 1 KiB more than it asks: 164 KiB on
+// sm_80/87, 228 on sm_90/100, 100 on sm_86/89 and any card not named here. A T4's bounds count threads only
+// (kSharedPerSM 0): the PTX of an sm_75 build is what newer cards compile at load, and their shared memory
+// holds the blocks those bounds ask.
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ == 750
 constexpr int kThreadsPerSM = 1024;
 #else
 constexpr int kThreadsPerSM = 1536;
 #endif
-// Up to `blocks` resident blocks of nt threads: as many as an SM's threads allow.
-constexpr int blocksThatFit(int nt, int blocks) { return blocks * nt <= kThreadsPerSM ? blocks : kThreadsPerSM / nt; }
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ < 800
+constexpr size_t kSharedPerSM = 0;
+#elif __CUDA_ARCH__ == 800 || __CUDA_ARCH__ == 870
+constexpr size_t kSharedPerSM = size_t{164} << 10;
+#elif __CUDA_ARCH__ == 900 || __CUDA_ARCH__ == 1000
+constexpr size_t kSharedPerSM = size_t{228} << 10;
+#else
+constexpr size_t kSharedPerSM = size_t{100} << 10;
+#endif
+// Up to `blocks` resident blocks of nt threads and sharedBytes each: as many as an SM holds.
+constexpr int blocksThatFit(int nt, int blocks, size_t sharedBytes = 0) {
+    int most = kThreadsPerSM / nt;
+    if (kSharedPerSM && sharedBytes) {
+        const int byShared = static_cast<int>(kSharedPerSM / (sharedBytes + 1024));
+        most = byShared < most ? byShared : most;
+    }
+    return blocks < most ? blocks : most;
+}
 
 // Four 4-byte words as one 16-byte access (ld.global.v4 / st.global.v4 on
 // the device); p must be 16-byte aligned. On the host, a memcpy.

@@ -275,7 +275,8 @@ struct LocalTier {
 using Tiers = std::tuple<LocalTier<128, 8, 0>,   // up to 1024 keys
                          LocalTier<256, 16, 4>,  // up to 4096
                          LocalTier<384, 16, 3>,  // up to 6144: most of a large sort's last buckets past 4096;
-                                                 // three blocks an SM sort them faster than two, spills and all
+                                                 // three blocks an SM sort them faster than two on an H100,
+                                                 // spills and all (a 100 KiB SM holds two)
                          LocalTier<512, 16, 2>,  // up to 8192: a T4 block holds it for keys alone
                          LocalTier<1024, 16, 1>>; // up to 16384: 32 warps an SM (512 x 32 ran 16); no T4 block holds it
 constexpr int kTierCount = static_cast<int>(std::tuple_size<Tiers>::value);

@@ -40,9 +40,10 @@ constexpr int blocksFromSm80([[maybe_unused]] int blocks) {
 // What an SM holds, for the block counts a bound asks (__launch_bounds__' second argument caps the registers
 // so that many blocks fit): threads, 1024 on a T4 (sm_75) and at least 1536 from sm_80 (sm_86/89; sm_80/90
 // hold 2048); and from sm_80 shared memory, of which each block takes 1 KiB more than it asks: 164 KiB on
-// sm_80/87, 228 on sm_90/100, 100 on sm_86/89 and any card not named here. A T4's bounds count threads only
-// (kSharedPerSM 0): the PTX of an sm_75 build is what newer cards compile at load, and their shared memory
-// holds the blocks those bounds ask.
+// sm_80/87, 228 from sm_90 up to sm_110, 100 on sm_86/89/120 and any card not named here. Below sm_80 (a T4;
+// sm_70 is no target) the bounds count threads only (kSharedPerSM 0): an sm_75 build's PTX is what newer cards
+// compile at load, and the bounds it carries are the ones its sweeps through PTX were measured with. On a T4
+// itself they cap the registers tighter than its 64 KiB let blocks reside (a lever not yet measured).
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ == 750
 constexpr int kThreadsPerSM = 1024;
 #else
@@ -52,7 +53,7 @@ constexpr int kThreadsPerSM = 1536;
 constexpr size_t kSharedPerSM = 0;
 #elif __CUDA_ARCH__ == 800 || __CUDA_ARCH__ == 870
 constexpr size_t kSharedPerSM = size_t{164} << 10;
-#elif __CUDA_ARCH__ == 900 || __CUDA_ARCH__ == 1000
+#elif __CUDA_ARCH__ >= 900 && __CUDA_ARCH__ < 1200
 constexpr size_t kSharedPerSM = size_t{228} << 10;
 #else
 constexpr size_t kSharedPerSM = size_t{100} << 10;

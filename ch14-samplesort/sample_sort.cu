@@ -1525,7 +1525,10 @@ bool levelPiecesDistribute(const std::vector<uint32_t>& keys, int depth, int til
         }
     }
     for (int b = 0; b < slots - 1; ++b)
-        if (held[b] != spans[b].len) return false;
+        if (held[b] != spans[b].len) {
+            std::printf("level on the host: bucket %d holds %zu keys, its bucketSpan %zu\n", b, held[b], spans[b].len);
+            return false;
+        }
     for (size_t p = 1; p < keys.size(); ++p) {
         const unsigned b0 = bucket[seen[p - 1]], b1 = bucket[seen[p]];
         if (b0 > b1 || (b0 == b1 && seen[p - 1] > seen[p])) {

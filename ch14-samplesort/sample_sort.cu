@@ -211,8 +211,8 @@ struct Tuning {
     // The histogram (and sample_sort_gpus's destination kernels): nt threads, vt keys each per chunk.
     static constexpr int nt = 256, vt = 8, nv = nt * vt, warps = nt / 32;
     // A tile, the keys one histogram or scatter block owns: 2^tileBits (chunksPerTile histogram chunks) past 2^23 keys;
-    // below, 2^tileBitsFor(n), down to a scatter chunk (4096 keys): at most smallTiles, so a small sort fills the card.
-    static constexpr int chunksPerTile = 8, tileBits = 14, minTileBits = 12;
+    // below, 2^tileBitsFor(n), down to a scatter chunk (8192 keys): at most smallTiles, so a small sort fills the card.
+    static constexpr int chunksPerTile = 8, tileBits = 14, minTileBits = 13;
     static constexpr size_t tileKeys = size_t{nv} * chunksPerTile, smallTiles = 1024;
     static int tileBitsFor(size_t n) {
         int bits = minTileBits;
@@ -273,12 +273,12 @@ template <int kT = 0> __host__ __device__ constexpr int tierOf(size_t len) {
 template <class F, int... kT> void forEachTier(F f, std::integer_sequence<int, kT...>) { (f(std::integral_constant<int, kT>{}), ...); }
 template <class F> void forEachTier(F f) { forEachTier(f, std::make_integer_sequence<int, kTierCount>{}); }
 
-// A scatter chunk and its shared memory. 4096 keys a chunk: at 256 buckets, runs of about 16 keys (64 bytes) a bucket
-// to write. Keys alone on 512 threads x 8, with values on 256 x 16 (a stable rank takes a row of counters a warp).
-// The values go out after the keys, staged in the same array, so that a T4 block (64 KiB) holds it.
+// A scatter chunk and its shared memory. Keys alone, 8192 keys a chunk (512 threads x 16): at 256 buckets, runs of
+// about 32 keys a bucket to write, a whole 128-byte line. With values 4096 (256 x 16), as a stable rank takes a row of
+// counters a warp; the values go out after the keys, staged in the same array, so that a T4 block (64 KiB) holds it.
 template <bool kPairs>
 struct ScatterShared {
-    static constexpr int nt = kPairs ? 256 : 512, vt = kPairs ? 16 : 8, nv = nt * vt, warps = nt / 32;
+    static constexpr int nt = kPairs ? 256 : 512, vt = 16, nv = nt * vt, warps = nt / 32;
     static constexpr int rows = kPairs ? warps : 1;
     uint32_t tree[Tuning::maxSlots];             // nodes 1..k-1, then the k-1 sorted splitters
     unsigned counts[rows * Tuning::maxSlots];    // a row per warp with values, one for the block without
@@ -705,7 +705,7 @@ template <bool kPairs, int kVt>
 __device__ __forceinline__ void loadChunk(const WordSource& src, const uint32_t* valuesIn, const uint8_t* leaves,
                                           size_t chunk, size_t end, uint32_t (&key)[kVt], uint32_t (&value)[kVt],
                                           unsigned (&leaf)[kVt]) {
-    const size_t len = chunk < end ? smaller(end - chunk, ScatterShared<kPairs>::nv) : 0;
+    const size_t len = smaller(end - chunk, ScatterShared<kPairs>::nv);
     loadStriped(len, key, 0u, [&](unsigned p) { return src.words[chunk + p]; });
     if (kPairs) loadStriped(len, value, 0u, [&](unsigned p) { return valuesIn[chunk + p]; });
     else loadStriped(len, leaf, 0u, [&](unsigned p) { return unsigned{leaves[chunk + p]}; });
@@ -788,9 +788,8 @@ __device__ __forceinline__ void stageAndWrite(ScatterShared<kPairs>& sh, const u
 
 // One block per tile: every key (and value) to its bucket's place, chunk by chunk: load, bucket, rank (input
 // order within a bucket when values travel, warpRank; any order for keys alone, warpRankAnyOrder says why), the
-// chunk's places, then stage and write. Keys alone load each chunk one ahead, so its loads are in flight while the
-// chunk before is ranked and written; with values, 16 keys and 16 values a thread leave no registers for that. The
-// bound keeps two blocks an SM: unbounded, keys alone get one block an SM; bounded to three, values spill (NOTES.md).
+// chunk's places, then stage and write. The bound keeps two blocks an SM: unbounded, keys alone get one block an SM;
+// bounded to three, values spill (NOTES.md).
 template <int kDepth, bool kPairs>
 __global__ void __launch_bounds__(ScatterShared<kPairs>::nt, 2) scatterKernel(WordSource src,
     const uint32_t* valuesIn, const uint8_t* leaves, const Segment* segs, unsigned numSegs, int tileBits,
@@ -808,16 +807,13 @@ __global__ void __launch_bounds__(ScatterShared<kPairs>::nt, 2) scatterKernel(Wo
     size_t base[per];
     tileStarts<slots>(s, tile, tileBits, offsets, firstSlot, base);
     unsigned* mine = sh.counts + (kPairs ? (threadIdx.x >> 5) * slots : 0);
-    uint32_t key[vt], value[vt], nextKey[vt], nextValue[vt];
-    unsigned leaf[vt], nextLeaf[vt];
-    constexpr bool ahead = !kPairs;
-    if (ahead) loadChunk<kPairs>(src, valuesIn, leaves, begin, end, key, value, leaf);
     __syncthreads();  // the tree and the cleared counters
     markFinished<slots, per>(sh, s, tileBits, offsets, firstSlot);
     for (size_t chunk = begin; chunk < end; chunk += nv) {
         const unsigned chunkLen = static_cast<unsigned>(smaller(end - chunk, nv));
-        if (ahead) loadChunk<kPairs>(src, valuesIn, leaves, chunk + nv, end, nextKey, nextValue, nextLeaf);
-        else loadChunk<kPairs>(src, valuesIn, leaves, chunk, end, key, value, leaf);
+        uint32_t key[vt], value[vt];
+        unsigned leaf[vt];
+        loadChunk<kPairs>(src, valuesIn, leaves, chunk, end, key, value, leaf);
         if (kPairs) {  // this warp's row: its last reader was this warp's staging
             for (int i = threadIdx.x & 31; i < slots; i += 32) mine[i] = 0;
             __syncwarp();
@@ -834,8 +830,6 @@ __global__ void __launch_bounds__(ScatterShared<kPairs>::nt, 2) scatterKernel(Wo
             __syncthreads();  // every key read before the values take its place
             stageAndWrite<kPairs>(sh, mine, rank, value, false, chunkLen, valuesOut, valuesDone, map);
         }
-        if constexpr (ahead)
-            for (int j = 0; j < vt; ++j) key[j] = nextKey[j], leaf[j] = nextLeaf[j];
     }
 }
 
@@ -1233,7 +1227,7 @@ Plan runLevel(SortScratch& p, const SortWords& io, size_t cap, int level, WordSo
     size_t scanBytes = p.scanTemp.size();
     CUDA_CHECK(scanCounts(p.scanTemp.get(), scanBytes, p.counts.get(), p.offsets.get(), counts));
     mark("scan", counts, "count", 12.0 * counts);
-    constexpr size_t scatterBytes = sizeof(ScatterShared<kPairs>);  // past 48 KiB with values: opt in, as the sorts do
+    constexpr size_t scatterBytes = sizeof(ScatterShared<kPairs>);  // past 48 KiB: opt in, as the sorts do
     requireShared(scatterKernel<kDepth, kPairs>, scatterBytes, "scatterKernel");
     if (level >= 2) p.waitForSorts(level);  // level - 2's sorts read keysOut, and its lists and plan are refilled below
     scatterKernel<kDepth, kPairs><<<tiles, ScatterShared<kPairs>::nt, scatterBytes>>>(src, valuesIn, p.leaves.get(),

@@ -210,17 +210,19 @@ bool runPartA() {
 struct Tuning {
     // The histogram (and sample_sort_gpus's destination kernels): nt threads, vt keys each per chunk.
     static constexpr int nt = 256, vt = 8, nv = nt * vt, warps = nt / 32;
-    // A tile, the keys one histogram or scatter block owns: 2^tileBits (chunksPerTile histogram chunks) past 2^23 keys;
-    // below, 2^tileBitsFor(n), down to a scatter chunk (8192 keys): at most smallTiles, so a small sort fills the card.
-    static constexpr int chunksPerTile = 8, tileBits = 14, minTileBits = 13;
-    static constexpr size_t tileKeys = size_t{nv} * chunksPerTile, smallTiles = 1024;
-    static int tileBitsFor(size_t n) {
+    // A tile, the keys one histogram or scatter block owns: 2^tileBits (chunksPerTile histogram chunks) in a large sort;
+    // in a small one 2^tileBitsFor(n, pairs), down to 4096 keys, at most smallTiles(pairs) tiles, so it fills the card.
+    // Keys alone take fewer: a tile of theirs fills a scatter chunk (8192 keys) from 2^22 keys, below it half of one.
+    static constexpr int chunksPerTile = 8, tileBits = 14, minTileBits = 12;
+    static constexpr size_t tileKeys = size_t{nv} * chunksPerTile;
+    static constexpr size_t smallTiles(bool pairs) { return pairs ? 1024 : 512; }
+    static int tileBitsFor(size_t n, bool pairs) {
         int bits = minTileBits;
-        while (bits < tileBits && (smallTiles << bits) < n) ++bits;
+        while (bits < tileBits && (smallTiles(pairs) << bits) < n) ++bits;
         return bits;
     }
     static size_t mostTiles(size_t n) {  // the most tiles a sort of at most n keys cuts its first level into
-        return std::min(ceilDiv(n, size_t{1} << minTileBits), std::max(smallTiles, ceilDiv(n, tileKeys)));
+        return std::min(ceilDiv(n, size_t{1} << minTileBits), std::max(smallTiles(true), ceilDiv(n, tileKeys)));
     }
     static constexpr int maxDepth = 8;                         // tree depth: k = 2^depth buckets by splitters
     static constexpr int maxSlots = 2 << maxDepth;             // 2k - 1 buckets (equality ones included) + 1 pad
@@ -763,14 +765,14 @@ __device__ __forceinline__ void markFinished(ScatterShared<kPairs>& sh, const Se
     }
 }
 
-// Staged by bucket in shared memory, then written out: a bucket's items land consecutively, in out, or where the
-// bucket is finished in done (keys back to the caller's words by map).
+// Staged by bucket in shared memory (by the busy warps), then written out: a bucket's items land consecutively, in
+// out, or where the bucket is finished in done (keys back to the caller's words by map).
 template <bool kPairs, int kVt>
-__device__ __forceinline__ void stageAndWrite(ScatterShared<kPairs>& sh, const unsigned* mine, const unsigned (&rank)[kVt],
-                                              const uint32_t (&item)[kVt], bool keys, unsigned chunkLen, uint32_t* out,
-                                              uint32_t* done, RankMap map) {
+__device__ __forceinline__ void stageAndWrite(ScatterShared<kPairs>& sh, bool busy, const unsigned* mine,
+                                              const unsigned (&rank)[kVt], const uint32_t (&item)[kVt], bool keys,
+                                              unsigned chunkLen, uint32_t* out, uint32_t* done, RankMap map) {
     DEVICE_UNROLL
-    for (int j = 0; j < kVt; ++j) {
+    for (int j = 0; j < kVt && busy; ++j) {
         const unsigned b = rank[j] & kBucketMask, p = sh.starts[b] + (kPairs ? mine[b] : 0) + (rank[j] >> kBucketBits);
         sh.stage[p] = item[j];
         if (keys) sh.stageBucket[p] = static_cast<uint16_t>(b);
@@ -788,8 +790,9 @@ __device__ __forceinline__ void stageAndWrite(ScatterShared<kPairs>& sh, const u
 
 // One block per tile: every key (and value) to its bucket's place, chunk by chunk: load, bucket, rank (input
 // order within a bucket when values travel, warpRank; any order for keys alone, warpRankAnyOrder says why), the
-// chunk's places, then stage and write. The bound keeps two blocks an SM: unbounded, keys alone get one block an SM;
-// bounded to three, values spill (NOTES.md).
+// chunk's places, then stage and write. A warp whose stretch starts past the chunk (a tile of 4096 keys fills half of
+// a keys-alone chunk) holds only pads, and ranks and stages nothing. The bound keeps two blocks an SM: unbounded, keys
+// alone get one block an SM; bounded to three, values spill (NOTES.md).
 template <int kDepth, bool kPairs>
 __global__ void __launch_bounds__(ScatterShared<kPairs>::nt, 2) scatterKernel(WordSource src,
     const uint32_t* valuesIn, const uint8_t* leaves, const Segment* segs, unsigned numSegs, int tileBits,
@@ -811,24 +814,26 @@ __global__ void __launch_bounds__(ScatterShared<kPairs>::nt, 2) scatterKernel(Wo
     markFinished<slots, per>(sh, s, tileBits, offsets, firstSlot);
     for (size_t chunk = begin; chunk < end; chunk += nv) {
         const unsigned chunkLen = static_cast<unsigned>(smaller(end - chunk, nv));
+        const bool busy = (threadIdx.x >> 5) * 32u * vt < chunkLen;
         uint32_t key[vt], value[vt];
-        unsigned leaf[vt];
-        loadChunk<kPairs>(src, valuesIn, leaves, chunk, end, key, value, leaf);
+        unsigned leaf[vt], rank[vt];  // rank: each key's bucket, then rank << kBucketBits | bucket
         if (kPairs) {  // this warp's row: its last reader was this warp's staging
             for (int i = threadIdx.x & 31; i < slots; i += 32) mine[i] = 0;
             __syncwarp();
         }
-        unsigned rank[vt];  // each key's bucket, then rank << kBucketBits | bucket
-        bucketChunk<kDepth, kPairs>(src, sh.tree, chunkLen, key, leaf, rank);
-        if constexpr (kPairs) warpRank<kDepth + 1, kBucketBits>(rank, mine);
-        else warpRankAnyOrder<kBucketBits>(rank, mine);
+        if (busy) {
+            loadChunk<kPairs>(src, valuesIn, leaves, chunk, end, key, value, leaf);
+            bucketChunk<kDepth, kPairs>(src, sh.tree, chunkLen, key, leaf, rank);
+            if constexpr (kPairs) warpRank<kDepth + 1, kBucketBits>(rank, mine);
+            else warpRankAnyOrder<kBucketBits>(rank, mine);
+        }
         __syncthreads();
         chunkPlaces<kPairs, slots>(sh, firstSlot, base);
         __syncthreads();
-        stageAndWrite<kPairs>(sh, mine, rank, key, true, chunkLen, keysOut, keysDone, map);
+        stageAndWrite<kPairs>(sh, busy, mine, rank, key, true, chunkLen, keysOut, keysDone, map);
         if constexpr (kPairs) {
             __syncthreads();  // every key read before the values take its place
-            stageAndWrite<kPairs>(sh, mine, rank, value, false, chunkLen, valuesOut, valuesDone, map);
+            stageAndWrite<kPairs>(sh, busy, mine, rank, value, false, chunkLen, valuesOut, valuesDone, map);
         }
     }
 }
@@ -1284,7 +1289,7 @@ void sampleSortAs(SortScratch& p, const SortWords& io, const SortConfig& c, Step
     firstSegmentKernel<<<1, 1>>>(p.segs[0].get(), n);
     CUDA_CHECK_LAUNCH("firstSegmentKernel");
     unsigned numSegs = 1;
-    const int tileBits = Tuning::tileBitsFor(n);  // the same at every level
+    const int tileBits = Tuning::tileBitsFor(n, kPairs);  // the same at every level
     size_t numTiles = tilesOf(n, tileBits), keys = n, largest = n;  // largest: no segment holds more
     const int maxLevel = Tuning::sampledLevels + ceilDiv(32, kNarrowDepth) + 1;  // range levels end every bucket
     for (int level = 0; numSegs > 0; ++level) {
@@ -1552,15 +1557,18 @@ int runSelftest() {
                     ok = ok && levelPiecesDistribute(makeSortInput<uint32_t>(dist, n, n + depth), depth, bits);
     expect(ok, "one level on the host, both tile sizes: buckets contiguous, ascending, input order inside, where "
                "bucketSpan puts them");
-    // Tiles hold whole histogram and scatter chunks; the scratch for n keys (mostTiles) holds any smaller sort's tiles.
+    // Tiles hold whole histogram chunks, and with values whole scatter chunks (a keys-alone tile may fill half of
+    // one, as a segment's last chunk does); the scratch for n keys (mostTiles) holds any smaller sort's tiles.
     ok = true;
-    for (int e = 0; e <= 34 && ok; ++e)
-        for (size_t m : {(size_t{1} << e) - 1, size_t{1} << e, (size_t{1} << e) + 1, (size_t{3} << e) / 2}) {
-            const size_t t = size_t{1} << Tuning::tileBitsFor(m);
-            ok = ok && t % ScatterShared<false>::nv == 0 && t % ScatterShared<true>::nv == 0 && t % Tuning::nv == 0 &&
-                 ceilDiv(m, t) <= Tuning::mostTiles(m) && Tuning::mostTiles(m) <= Tuning::mostTiles(m + 1);
-        }
-    expect(ok, "tileBitsFor: whole chunks a tile; mostTiles bounds the tiles of every smaller sort");
+    for (bool pairs : {false, true})
+        for (int e = 0; e <= 34 && ok; ++e)
+            for (size_t m : {(size_t{1} << e) - 1, size_t{1} << e, (size_t{1} << e) + 1, (size_t{3} << e) / 2}) {
+                const size_t t = size_t{1} << Tuning::tileBitsFor(m, pairs);
+                ok = ok && t % Tuning::nv == 0 && (!pairs || t % ScatterShared<true>::nv == 0) &&
+                     ceilDiv(m, t) <= Tuning::mostTiles(m) && Tuning::mostTiles(m) <= Tuning::mostTiles(m + 1);
+            }
+    expect(ok, "tileBitsFor: whole histogram chunks a tile (whole scatter chunks with values); mostTiles bounds the "
+               "tiles of every smaller sort");
     // mostTasks bounds every task list a level fills (the early launches' grids and the lists' scratch), by
     // classifyKernel's rule (bucketFate). A tier's smallest buckets fill its list most.
     expect(finalBucket(1, 3, 9) && finalBucket(70000, 5, 5) && !finalBucket(0, 5, 5) && !finalBucket(2, 3, 4),

@@ -57,8 +57,7 @@ __host__ __device__ inline unsigned scanStep(const unsigned* src, int tid, int d
     return tid >= d ? src[tid] + src[tid - d] : src[tid];
 }
 
-// Element i's rank within its bucket: the earlier elements of the same bucket
-// (the seed's per-bucket indicator scan, one thread per element).
+// Element i's rank within its bucket: its bucket's earlier elements (the seed's indicator scan, a thread each).
 __host__ __device__ inline unsigned rankInBucket(const int* bucket, size_t i) {
     unsigned rank = 0;
     for (size_t j = 0; j < i; ++j) rank += bucket[j] == bucket[i];
@@ -86,8 +85,7 @@ __global__ void seedHistogramKernel(const int* bucket, size_t n, unsigned* count
     if (i < n) atomicAdd(&count[bucket[i]], 1u);
 }
 
-// One block of exactly `base` threads (the seed's scan returned early for tid >= its n, before a barrier;
-// exactly `base` threads keep every thread at every barrier).
+// One block of exactly `base` threads, so every thread reaches every barrier (the seed's returned early past n).
 __global__ void seedScanKernel(const unsigned* count, unsigned* offset, int base) {
     extern __shared__ unsigned scanBuffers[];
     unsigned *src = scanBuffers, *dst = scanBuffers + base;
@@ -127,8 +125,7 @@ struct SeedRun {
     std::vector<uint32_t> scattered, sorted;
 };
 
-// The seed's pipeline, launched. withSort = false stops after the histogram
-// (the trap's counts; the O(n) rank per thread is for small inputs).
+// The seed's pipeline, launched. withSort = false stops at the histogram, for the trap's many keys (a rank costs O(n)).
 SeedRun seedPipeline(const std::vector<uint32_t>& a, const std::vector<uint32_t>& splitters, bool withSort) {
     const size_t n = a.size();
     const int ns = static_cast<int>(splitters.size()), base = ns + 1;
@@ -162,13 +159,11 @@ SeedRun seedPipeline(const std::vector<uint32_t>& a, const std::vector<uint32_t>
 
 // Largest bucket over the mean: 1 is perfect balance, counts.size() is one bucket holding all.
 double imbalance(const std::vector<unsigned>& counts) {
-    double total = 0, largest = 0;
-    for (const auto& c : counts) total += c, largest = std::max<double>(largest, c);
-    return total > 0 ? largest / (total / counts.size()) : 0;
+    const double total = std::accumulate(counts.begin(), counts.end(), 0.0);
+    return total > 0 ? *std::max_element(counts.begin(), counts.end()) / (total / counts.size()) : 0;
 }
 
-// Part A's run: the seed's example, each printed line compared with the seed's; then the trap. Returns
-// false if a line differs or the trap does not show.
+// Part A: the seed's example, each printed line compared with the seed's, then the trap; false if either fails.
 bool runPartA() {
     std::printf("\nPart A: the seed's pipeline as kernels, on its example\n");
     const std::vector<uint32_t> a = {19, 3, 42, 7, 55, 12, 38, 25}, splitters = {15, 30};
@@ -186,7 +181,6 @@ bool runPartA() {
     line("offset per bucket", spacedKeys(r.offset), "0 3 5");
     line("scattered", spacedKeys(r.scattered), "3 7 12 19 25 42 55 38");
     line("each bucket sorted", spacedKeys(r.sorted), "3 7 12 19 25 38 42 55");
-
     // The trap: the same fixed splitters on data they know nothing about.
     std::vector<uint32_t> skewed(100000);
     SplitMix64 rng(143);
@@ -208,37 +202,32 @@ bool runPartA() {
 }
 
 // ===================================================== Part B: production
-// Part B sorts 32-bit ordered keys (common's RankMap maps uint32, int32 and float to unsigned words in the
-// same order, flipped for --descending, at run time, so each kernel is compiled once) and maps them back
-// on the last write. It keeps the tie rule's order where values travel; equal keys alone it may move in
-// any order, which no output can show.
+// Part B sorts 32-bit ordered keys (common's RankMap maps uint32, int32 and float to unsigned words in the same
+// order, flipped for --descending, at run time: each kernel compiles once), mapped back on the last write. It keeps
+// the tie rule's order where values travel; equal keys alone it may move in any order, which no output can show.
 // --------------------------------------------------------------------- tuning
 
 struct Tuning {
     // The histogram (and sample_sort_gpus's destination kernels): nt threads, vt keys each per chunk.
     static constexpr int nt = 256, vt = 8, nv = nt * vt, warps = nt / 32;
-    // The scatter's chunk: scatterVt(pairs) keys a thread on scatterNt(pairs) threads (ScatterShared says why).
-    static constexpr int scatterVt(bool pairs) { return pairs ? 16 : 8; }
-    static constexpr int scatterNt(bool pairs) { return pairs ? 256 : 512; }
-    static constexpr int chunksPerTile = 8;                    // the histogram's chunks (the scatter's hold 4096 keys)
-    static constexpr size_t tileKeys = size_t{nv} * chunksPerTile;  // the keys one histogram or scatter block owns
-    // ... in a sort of more than 2^23 keys. Below, a tile holds 2^tileBitsFor(n), down to one scatter chunk, so a
-    // small sort has blocks enough for the card (2^20 keys in tiles of 16384 made 64 blocks): at most smallTiles.
-    static constexpr int tileBits = 14, minTileBits = 12;
-    static constexpr size_t smallTiles = 1024;
-    static int tileBitsFor(size_t n) {
+    // A tile, the keys one histogram or scatter block owns: 2^tileBits (chunksPerTile histogram chunks) in a large sort;
+    // in a small one 2^tileBitsFor(n, pairs), down to 4096 keys, at most smallTiles(pairs) tiles, so it fills the card.
+    // Keys alone take fewer: a tile of theirs fills a scatter chunk (8192 keys) from 2^22 keys, below it half of one.
+    static constexpr int chunksPerTile = 8, tileBits = 14, minTileBits = 12;
+    static constexpr size_t tileKeys = size_t{nv} * chunksPerTile;
+    static constexpr size_t smallTiles(bool pairs) { return pairs ? 1024 : 512; }
+    static int tileBitsFor(size_t n, bool pairs) {
         int bits = minTileBits;
-        while (bits < tileBits && (smallTiles << bits) < n) ++bits;
+        while (bits < tileBits && (smallTiles(pairs) << bits) < n) ++bits;
         return bits;
     }
     static size_t mostTiles(size_t n) {  // the most tiles a sort of at most n keys cuts its first level into
-        return std::min(ceilDiv(n, size_t{1} << minTileBits), std::max(smallTiles, ceilDiv(n, tileKeys)));
+        return std::min(ceilDiv(n, size_t{1} << minTileBits), std::max(smallTiles(true), ceilDiv(n, tileKeys)));
     }
     static constexpr int maxDepth = 8;                         // tree depth: k = 2^depth buckets by splitters
     static constexpr int maxSlots = 2 << maxDepth;             // 2k - 1 buckets (equality ones included) + 1 pad
-    static constexpr int oversample = 16;                      // sample keys per bucket
-    static constexpr int maxSample = (1 << maxDepth) * oversample;
-    __host__ __device__ static constexpr int sampleNt(int depth) { return (oversample << depth) / 4; }  // 4 keys a thread
+    static constexpr int oversample = 16, maxSample = (1 << maxDepth) * oversample;  // sample keys a bucket, a segment
+    __host__ __device__ static constexpr int sampleNt(int depth) { return (oversample << depth) / 4; }  // 4 keys each
     static constexpr int sampledLevels = 2;                    // later levels split the key range evenly
     static constexpr int classifyNt = 256;
 };
@@ -246,10 +235,9 @@ struct Tuning {
 static_assert(Tuning::maxDepth <= 8, "a key's tree leaf fits the byte the histogram keeps for the scatter");
 static_assert(Tuning::tileKeys == size_t{1} << Tuning::tileBits, "the largest tile is 2^tileBits keys");
 
-// A one-block bucket sort: kNt threads, kVt keys each, sorted in shared memory by digits, least significant
-// first: up to stableBits a pass, stable; keys alone first take their lowest digit, up to kWideDigit bits,
-// in one pass in any order (bucketSortKernel says why). 9 bits with values: at 2^28 keys half the last
-// level's buckets span 17 bits, 8 + 9 (two passes, where 8 + 8 + 1 was three).
+// A one-block bucket sort: kNt threads, kVt keys each, sorted in shared memory by digits, least significant first:
+// keys alone first take up to kWideDigit bits in one any-order pass (bucketSortKernel says why), then stable passes
+// of up to stableBits (9 with values: half the last level's buckets at 2^28 keys span 17 bits, 8 + 9, not 8 + 8 + 1).
 constexpr unsigned kWideDigit = 10;
 __host__ __device__ constexpr int stableBits(bool pairs) { return pairs ? 9 : 8; }
 template <int kNt, int kVt, int kKeyBlocks>
@@ -265,18 +253,15 @@ struct LocalTier {
         const size_t counters = countWords(pairs) + 2 * (1 << stableBits(pairs)) + 32;
         return size_t{nv} * (pairs ? 8 : 4) + sizeof(unsigned) * counters;
     }
-    // Blocks an SM keeps of the keys-alone sort (0: no bound), as many as it holds (blocksThatFit): without
-    // the register cap, the any-order pass takes the 256-, 384- and 512-thread tiers to more registers than
-    // kKeyBlocks blocks an SM have.
+    // The keys-alone sort's blocks an SM (0: no bound), at most what an SM holds (blocksThatFit): without the
+    // register cap, the any-order pass takes the 256-, 384- and 512-thread tiers past kKeyBlocks blocks' registers.
     static constexpr int keyBlocks() { return blocksThatFit(kNt, kKeyBlocks, sharedBytes(false)); }
 };
-// The tiers, smallest first: the one table that the classify kernel's choice, the task lists' sizes, the
-// launches and the largest tier a card holds all read.
+// The tiers, smallest first: the one table that classify's choice, the task lists, the launches and largestTier read.
 using Tiers = std::tuple<LocalTier<128, 8, 0>,   // up to 1024 keys
                          LocalTier<256, 16, 4>,  // up to 4096
-                         LocalTier<384, 16, 3>,  // up to 6144: most of a large sort's last buckets past 4096;
-                                                 // three blocks an SM sort them faster than two on an H100,
-                                                 // spills and all (a 100 KiB SM holds two)
+                         LocalTier<384, 16, 3>,  // up to 6144: most of a large sort's last buckets past 4096
+                                                 // (three blocks an SM beat two on an H100, spills and all)
                          LocalTier<512, 16, 2>,  // up to 8192: a T4 block holds it for keys alone
                          LocalTier<1024, 16, 1>>; // up to 16384: 32 warps an SM (512 x 32 ran 16); no T4 block holds it
 constexpr int kTierCount = static_cast<int>(std::tuple_size<Tiers>::value);
@@ -290,13 +275,12 @@ template <int kT = 0> __host__ __device__ constexpr int tierOf(size_t len) {
 template <class F, int... kT> void forEachTier(F f, std::integer_sequence<int, kT...>) { (f(std::integral_constant<int, kT>{}), ...); }
 template <class F> void forEachTier(F f) { forEachTier(f, std::make_integer_sequence<int, kTierCount>{}); }
 
-// A scatter chunk and its shared memory. 4096 keys a chunk: at 256 buckets, runs of about 16 keys (64
-// bytes) a bucket to write (2048-key chunks wrote 32-byte runs, two sectors each, both partly). Keys alone
-// on 512 threads x 8; with values on 256 x 16, as a stable rank needs a row of counters a warp. The values
-// go out after the keys, staged in the same array, so that a T4 block (64 KiB) holds it.
+// A scatter chunk and its shared memory. Keys alone, 8192 keys a chunk (512 threads x 16): at 256 buckets, runs of
+// about 32 keys a bucket to write, a whole 128-byte line. With values 4096 (256 x 16), as a stable rank takes a row of
+// counters a warp; the values go out after the keys, staged in the same array, so that a T4 block (64 KiB) holds it.
 template <bool kPairs>
 struct ScatterShared {
-    static constexpr int nt = Tuning::scatterNt(kPairs), vt = Tuning::scatterVt(kPairs), nv = nt * vt, warps = nt / 32;
+    static constexpr int nt = kPairs ? 256 : 512, vt = 16, nv = nt * vt, warps = nt / 32;
     static constexpr int rows = kPairs ? warps : 1;
     uint32_t tree[Tuning::maxSlots];             // nodes 1..k-1, then the k-1 sorted splitters
     unsigned counts[rows * Tuning::maxSlots];    // a row per warp with values, one for the block without
@@ -308,8 +292,7 @@ struct ScatterShared {
 };
 static_assert(sizeof(ScatterShared<true>) <= 64 * 1024 && sizeof(ScatterShared<false>) <= 64 * 1024,
               "the scatter's shared memory fits a T4 block");
-// A ranked key in one register, not two: the scatter's rank << kBucketBits | bucket, the bucket sort's
-// rank << kDigitBits | digit.
+// A ranked key in one register: rank << kBucketBits | bucket (the scatter), rank << kDigitBits | digit (bucket sort).
 constexpr int kBucketBits = 16, kDigitBits = 11;
 constexpr unsigned kBucketMask = (1u << kBucketBits) - 1, kDigitMask = (1u << kDigitBits) - 1;
 static_assert(Tuning::maxSlots <= (1 << kBucketBits) && ScatterShared<true>::nv <= (1 << (32 - kBucketBits)) &&
@@ -322,16 +305,13 @@ struct Segment { size_t start, len, firstTile; uint32_t lo, hi; };
 // A bucket for one block: sort [start, start + len) (keys - lo have `bits` bits).
 struct Task { size_t start; uint32_t len, lo, bits; };
 constexpr int kLists = kTierCount;  // task lists: a tier's each
-// What a level's classify kernel hands the host: the next level's size, the task lists' lengths, and the
-// balance figures.
+// What a level's classify kernel hands the host: the next level's size, the task lists' lengths, the balance figures.
 struct Plan {
     // The next level's segments in the low kSegmentBits, its tiles above: one atomic hands out both.
     static constexpr int kSegmentBits = 24;
     static constexpr unsigned long long kSegmentMask = (1ull << kSegmentBits) - 1;
-    unsigned long long nextSegsTiles;
-    unsigned long long largest, nonEmpty, keysToBlocks, keysEqual;
-    unsigned lists[kLists];
-    unsigned overflow;
+    unsigned long long nextSegsTiles, largest, nonEmpty, keysToBlocks, keysEqual;
+    unsigned lists[kLists], overflow;
     unsigned nextSegments() const { return static_cast<unsigned>(nextSegsTiles & kSegmentMask); }
     size_t nextTiles() const { return static_cast<size_t>(nextSegsTiles >> kSegmentBits); }
 };
@@ -354,10 +334,9 @@ __host__ __device__ inline void layTree(const uint32_t* sorted, int depth, int i
     if (i < (1 << depth) - 1) tree[(1 << depth) + i] = sorted[i];
 }
 
-// The bucket of a key: walk the tree (each comparison is the next step, no branch) to leaf b = the
-// splitters <= key, as bucketOf counts them; a key equal to splitter b-1 goes to equality bucket 2b-1,
-// the others to 2b. So bucket 2b holds sorted[b-1] < key < sorted[b], and 2b-1 needs no sort. The
-// histogram keeps each key's leaf for the scatter (keys alone), which then needs only bucketOfLeaf.
+// The bucket of a key: walk the tree (each comparison is the next step, no branch) to leaf b = the splitters <= key,
+// as bucketOf counts them; a key equal to splitter b-1 goes to equality bucket 2b-1 (no sort needed), the others to
+// 2b (sorted[b-1] < key < sorted[b]). The histogram keeps each leaf: keys alone, the scatter needs only bucketOfLeaf.
 __host__ __device__ inline unsigned treeLeaf(const uint32_t* tree, int depth, uint32_t key) {
 #ifdef __CUDA_ARCH__
     // On the device the tree is in shared memory (every caller's is), and the walk keeps node i's 32-bit
@@ -394,8 +373,7 @@ __host__ __device__ inline uint32_t rangeSplitter(uint32_t lo, uint32_t hi, int 
     return lo + static_cast<uint32_t>(width * static_cast<uint64_t>(j + 1) / k);
 }
 
-// The keys bucket `id` can hold, given its segment's [lo, hi]; only asked for buckets that hold keys (an
-// empty one may have hi < lo).
+// The keys bucket `id` can hold, given its segment's [lo, hi]; asked only where it has keys (if empty, hi may be < lo).
 __host__ __device__ inline void bucketRange(unsigned id, const uint32_t* sorted, int k, uint32_t lo, uint32_t hi,
                                             uint32_t& bucketLo, uint32_t& bucketHi) {
     if (id & 1) {
@@ -418,8 +396,7 @@ __host__ __device__ inline unsigned bitWidth(uint32_t x) {
     return bits;
 }
 
-// The rank of this lane among the lanes of its warp holding the same bucket (peers, from matchPeers): the
-// peers on lower lanes come first.
+// This lane's rank among the lanes of its warp holding the same bucket (peers, from matchPeers): lower lanes first.
 __host__ __device__ inline unsigned peerRank(unsigned peers, unsigned lane) {
 #ifdef EXERCISE_UNSTABLE_RANK
     const unsigned before = lane == 31 ? 0 : peers >> (lane + 1);  // the exercise: higher lanes first
@@ -433,16 +410,14 @@ __host__ __device__ inline unsigned peerRank(unsigned peers, unsigned lane) {
 #endif
 }
 
-// Where tile `tile`'s count of bucket b lives: per segment, bucket-major (bucket b of every tile, then
-// b + 1), so one exclusive scan of all counts gives each (tile, bucket) its place: earlier buckets first,
-// then earlier tiles.
+// Where tile `tile`'s count of bucket b lives: per segment, bucket-major (bucket b of every tile, then b + 1), so
+// one exclusive scan of all counts gives each (tile, bucket) its place: earlier buckets first, then earlier tiles.
 __host__ __device__ inline size_t tilesOf(size_t len, int tileBits) { return (len + (size_t{1} << tileBits) - 1) >> tileBits; }
 __host__ __device__ inline size_t countsIndex(const Segment& s, int slots, unsigned b, size_t tile, int tileBits) {
     return s.firstTile * slots + b * tilesOf(s.len, tileBits) + tile;
 }
 // Bucket id (not the pad slot) of segment s once its counts are scanned: its place in the level's output, its
-// length and the keys it can hold (sorted: the segment's k - 1 splitters). The scatter and classify both read
-// a bucket through it, and mostTasks's rule through bucketFate.
+// length and the keys it can hold (sorted: the segment's k - 1 splitters). The scatter and classify both read it.
 struct BucketSpan { size_t start, len; uint32_t lo, hi; };
 __host__ __device__ inline BucketSpan bucketSpan(const Segment& s, int slots, unsigned id, const uint64_t* offsets,
                                                  int tileBits, const uint32_t* sorted) {
@@ -517,10 +492,9 @@ __device__ inline unsigned matchPeers(unsigned v) {
     return peers;
 }
 
-// Ranks kVt items a lane in the warp's order (item j of every lane before item j + 1; lower lanes first)
-// among the warp's earlier items of the same bucket (every bucket below 2^kBits). x[j] comes in as item j's
-// bucket and leaves as its rank << kPack | bucket, in place: a rank and its bucket never take two registers
-// (held apart, they spilled: NOTES.md). counts (this warp's row) ends holding the warp's bucket counts.
+// Ranks kVt items a lane in the warp's order (item j of every lane before item j + 1; lower lanes first) among
+// the warp's earlier items of the same bucket (below 2^kBits). In place, one register (two spilled: NOTES.md):
+// x[j], item j's bucket, becomes rank << kPack | bucket. counts (this warp's row) ends holding the warp's counts.
 template <int kBits, int kPack, int kVt>
 __device__ inline void warpRank(unsigned (&x)[kVt], unsigned* counts) {
     const unsigned lane = threadIdx.x & 31;
@@ -535,25 +509,22 @@ __device__ inline void warpRank(unsigned (&x)[kVt], unsigned* counts) {
     }
 }
 
-// Distinct ranks in any order, for what needs no stable order: the histogram (which keeps only the counts),
-// the scatter of keys alone and the bucket sort's first pass of keys alone (equal keys are equal bits, and
-// every bucket is sorted or all-equal afterwards). One shared-memory atomic a key into counts; when the
-// whole warp holds one bucket (sorted, all-equal, runs), one lane adds 32, so the atomics never serialize.
-// In place, as warpRank: x[j], item j's bucket, becomes rank << kPack | bucket.
+// Distinct ranks in any order, for what needs no stable order: the histogram (which keeps only the counts), the
+// scatter of keys alone and the bucket sort's first pass of keys alone (equal keys are equal bits, and every bucket
+// is sorted or all-equal afterwards). One shared-memory atomic a key into counts; when the whole warp holds one
+// bucket (sorted, all-equal, runs), one lane adds 32, so the atomics never serialize. In place, as warpRank.
 template <int kPack, int kVt>
 __device__ inline void warpRankAnyOrder(unsigned (&x)[kVt], unsigned* counts) {
     const unsigned lane = threadIdx.x & 31;
     DEVICE_UNROLL
     for (int j = 0; j < kVt; ++j) {
         const unsigned bucket = x[j], first = __shfl_sync(0xFFFFFFFFu, bucket, 0);
-        unsigned rank;
         if (__all_sync(0xFFFFFFFFu, bucket == first)) {
             const unsigned base = lane == 0 ? atomicAdd(&counts[first], 32u) : 0;
-            rank = __shfl_sync(0xFFFFFFFFu, base, 0) + lane;
+            x[j] = (__shfl_sync(0xFFFFFFFFu, base, 0) + lane) << kPack | bucket;
         } else {
-            rank = atomicAdd(&counts[bucket], 1u);
+            x[j] = atomicAdd(&counts[bucket], 1u) << kPack | bucket;
         }
-        x[j] = rank << kPack | bucket;
     }
 }
 
@@ -578,8 +549,7 @@ __device__ inline T blockExclusiveSum(T x, T* scratch, T& total) {
     return below + inclusive - x;
 }
 
-// starts = the exclusive scan of counts over `slots` entries (the two may be one array), by the whole block:
-// each thread a consecutive stretch.
+// starts = the exclusive scan of counts[0, slots) (starts may be counts), by the block, each thread a stretch.
 template <int kNt>
 __device__ inline void slotsExclusiveScan(const unsigned* counts, unsigned* starts, int slots, unsigned* scratch) {
     const int per = (slots + kNt - 1) / kNt, first = threadIdx.x * per;
@@ -595,9 +565,8 @@ __device__ inline void slotsExclusiveScan(const unsigned* counts, unsigned* star
     __syncthreads();
 }
 
-// After warpRank in every warp: each warp's count row becomes the count of the same bucket in earlier
-// warps, totals the chunk's count a bucket, and starts where each bucket begins in the chunk sorted by
-// bucket. (Each thread sums the slots it then scans: no barrier between.)
+// After warpRank in every warp: each warp's count row becomes the bucket counts of the earlier warps, totals
+// the chunk's, and starts their exclusive scan (each thread sums the slots it then scans: no barrier between).
 template <int kNt>
 __device__ inline void chunkOffsets(unsigned* warpCounts, int slots, unsigned* totals, unsigned* starts, unsigned* scratch) {
     const int per = (slots + kNt - 1) / kNt, first = threadIdx.x * per;
@@ -622,7 +591,7 @@ __device__ inline void countTile(size_t begin, size_t end, unsigned* warpRow, un
     constexpr int vt = Tuning::vt, nv = Tuning::nv;
     using Word = decltype(load(begin));
     for (size_t chunk = begin; chunk < end; chunk += nv) {
-        Word key[vt];  // a size_t bound: a 32-bit one changes the registers this kernel gets (not yet timed)
+        Word key[vt];  // a size_t bound: a 32-bit one changes the registers this kernel gets
         loadStriped(smaller(end - chunk, nv), key, Word{}, [&](unsigned p) { return load(chunk + p); });
         const unsigned len = static_cast<unsigned>(smaller(end - chunk, nv));
         unsigned bucket[vt];
@@ -637,11 +606,10 @@ __device__ inline void countTile(size_t begin, size_t end, unsigned* warpRow, un
 
 // -------------------------------------------------------------------- kernels
 
-// The sample, sorted by ch. 12's bitonic network in registers: thread t holds keys 4t .. 4t+3, so a
-// compare-exchange partner j away sits in the same thread (j < 4), in lane ^ j/4 of the warp (j < 128: a
-// shuffle), or in another warp (through shared memory between barriers: 15 of the 78 steps at 4096 keys).
-// Both partners compute the pair and each keeps its side. (Sorted in shared memory, a compare a thread and
-// a barrier each step, the 4096 keys took 52 us of one SM: NOTES.md.)
+// The sample, sorted by ch. 12's bitonic network in registers (in shared memory, a barrier each step, it was
+// slower: NOTES.md): thread t holds keys 4t .. 4t+3, so a compare-exchange partner j away sits in the same thread
+// (j < 4), in lane ^ j/4 of the warp (j < 128: a shuffle), or in another warp (through shared memory between
+// barriers). Both partners compute the pair and each keeps its side.
 template <int kSize>
 __device__ inline void sortSample(uint32_t (&x)[4], uint4* exchange) {
     static_assert(kSize >= 128, "whole warps hold keys");
@@ -669,8 +637,7 @@ __device__ inline void sortSample(uint32_t (&x)[4], uint4* exchange) {
         }
 }
 
-// One block per segment, a thread per 4 sample keys: the splitters (from the sorted random sample, or from
-// the key range) laid out as the implicit tree, then the sorted list.
+// One block per segment, a thread per 4 sample keys: the splitters (sorted sample or key range), laid out by layTree.
 template <int kDepth>
 __global__ void __launch_bounds__(Tuning::sampleNt(kDepth)) splittersKernel(WordSource src, const Segment* segs,
     uint32_t* trees, int level, bool fromSample) {
@@ -740,7 +707,7 @@ template <bool kPairs, int kVt>
 __device__ __forceinline__ void loadChunk(const WordSource& src, const uint32_t* valuesIn, const uint8_t* leaves,
                                           size_t chunk, size_t end, uint32_t (&key)[kVt], uint32_t (&value)[kVt],
                                           unsigned (&leaf)[kVt]) {
-    const size_t len = chunk < end ? smaller(end - chunk, ScatterShared<kPairs>::nv) : 0;
+    const size_t len = smaller(end - chunk, ScatterShared<kPairs>::nv);
     loadStriped(len, key, 0u, [&](unsigned p) { return src.words[chunk + p]; });
     if (kPairs) loadStriped(len, value, 0u, [&](unsigned p) { return valuesIn[chunk + p]; });
     else loadStriped(len, leaf, 0u, [&](unsigned p) { return unsigned{leaves[chunk + p]}; });
@@ -761,8 +728,7 @@ __device__ __forceinline__ void bucketChunk(const WordSource& src, const uint32_
     }
 }
 
-// The chunk's start of each bucket (with values, each warp's row becomes the count of the bucket in earlier
-// warps); then the thread's owned slots get their delta (staged position -> output) and next base.
+// The chunk's bucket starts; then this thread's slots get their delta (staged position -> output) and next base.
 template <bool kPairs, int kSlots, int kPer>
 __device__ __forceinline__ void chunkPlaces(ScatterShared<kPairs>& sh, int firstSlot, size_t (&base)[kPer]) {
     constexpr int nt = ScatterShared<kPairs>::nt;
@@ -799,15 +765,14 @@ __device__ __forceinline__ void markFinished(ScatterShared<kPairs>& sh, const Se
     }
 }
 
-// Staged by bucket in shared memory, then written out: a bucket's items land consecutively, in out, or where the
-// bucket is finished in done (keys back to the caller's words by map). The keys, then (with values) the values
-// through the same array.
+// Staged by bucket in shared memory (by the busy warps), then written out: a bucket's items land consecutively, in
+// out, or where the bucket is finished in done (keys back to the caller's words by map).
 template <bool kPairs, int kVt>
-__device__ __forceinline__ void stageAndWrite(ScatterShared<kPairs>& sh, const unsigned* mine, const unsigned (&rank)[kVt],
-                                              const uint32_t (&item)[kVt], bool keys, unsigned chunkLen, uint32_t* out,
-                                              uint32_t* done, RankMap map) {
+__device__ __forceinline__ void stageAndWrite(ScatterShared<kPairs>& sh, bool busy, const unsigned* mine,
+                                              const unsigned (&rank)[kVt], const uint32_t (&item)[kVt], bool keys,
+                                              unsigned chunkLen, uint32_t* out, uint32_t* done, RankMap map) {
     DEVICE_UNROLL
-    for (int j = 0; j < kVt; ++j) {
+    for (int j = 0; j < kVt && busy; ++j) {
         const unsigned b = rank[j] & kBucketMask, p = sh.starts[b] + (kPairs ? mine[b] : 0) + (rank[j] >> kBucketBits);
         sh.stage[p] = item[j];
         if (keys) sh.stageBucket[p] = static_cast<uint16_t>(b);
@@ -823,12 +788,11 @@ __device__ __forceinline__ void stageAndWrite(ScatterShared<kPairs>& sh, const u
     }
 }
 
-// One block per tile: every key (and value) to its bucket's place, chunk by chunk: load, bucket, rank
-// (input order within a bucket when values travel, warpRank; any order for keys alone, warpRankAnyOrder
-// says why), the chunk's places, then stage and write. Keys alone load each chunk one ahead, so its loads
-// are in flight while the chunk before is ranked and written; with values, 16 keys and 16 values a thread
-// leave no registers for that. The bound keeps two blocks an SM (of 512 threads for keys alone, of 256 with
-// values): unbounded, keys alone get one block an SM; bounded to three, values spill (NOTES.md).
+// One block per tile: every key (and value) to its bucket's place, chunk by chunk: load, bucket, rank (input
+// order within a bucket when values travel, warpRank; any order for keys alone, warpRankAnyOrder says why), the
+// chunk's places, then stage and write. A warp whose stretch starts past the chunk (a tile of 4096 keys fills half of
+// a keys-alone chunk) holds only pads, and ranks and stages nothing. The bound keeps two blocks an SM: unbounded, keys
+// alone get one block an SM; bounded to three, values spill (NOTES.md).
 template <int kDepth, bool kPairs>
 __global__ void __launch_bounds__(ScatterShared<kPairs>::nt, 2) scatterKernel(WordSource src,
     const uint32_t* valuesIn, const uint8_t* leaves, const Segment* segs, unsigned numSegs, int tileBits,
@@ -846,40 +810,36 @@ __global__ void __launch_bounds__(ScatterShared<kPairs>::nt, 2) scatterKernel(Wo
     size_t base[per];
     tileStarts<slots>(s, tile, tileBits, offsets, firstSlot, base);
     unsigned* mine = sh.counts + (kPairs ? (threadIdx.x >> 5) * slots : 0);
-    uint32_t key[vt], value[vt], nextKey[vt], nextValue[vt];
-    unsigned leaf[vt], nextLeaf[vt];
-    constexpr bool ahead = !kPairs;
-    if (ahead) loadChunk<kPairs>(src, valuesIn, leaves, begin, end, key, value, leaf);
     __syncthreads();  // the tree and the cleared counters
     markFinished<slots, per>(sh, s, tileBits, offsets, firstSlot);
     for (size_t chunk = begin; chunk < end; chunk += nv) {
         const unsigned chunkLen = static_cast<unsigned>(smaller(end - chunk, nv));
-        if (ahead) loadChunk<kPairs>(src, valuesIn, leaves, chunk + nv, end, nextKey, nextValue, nextLeaf);
-        else loadChunk<kPairs>(src, valuesIn, leaves, chunk, end, key, value, leaf);
+        const bool busy = (threadIdx.x >> 5) * 32u * vt < chunkLen;
+        uint32_t key[vt], value[vt];
+        unsigned leaf[vt], rank[vt];  // rank: each key's bucket, then rank << kBucketBits | bucket
         if (kPairs) {  // this warp's row: its last reader was this warp's staging
             for (int i = threadIdx.x & 31; i < slots; i += 32) mine[i] = 0;
             __syncwarp();
         }
-        unsigned rank[vt];  // each key's bucket, then rank << kBucketBits | bucket
-        bucketChunk<kDepth, kPairs>(src, sh.tree, chunkLen, key, leaf, rank);
-        if constexpr (kPairs) warpRank<kDepth + 1, kBucketBits>(rank, mine);
-        else warpRankAnyOrder<kBucketBits>(rank, mine);
+        if (busy) {
+            loadChunk<kPairs>(src, valuesIn, leaves, chunk, end, key, value, leaf);
+            bucketChunk<kDepth, kPairs>(src, sh.tree, chunkLen, key, leaf, rank);
+            if constexpr (kPairs) warpRank<kDepth + 1, kBucketBits>(rank, mine);
+            else warpRankAnyOrder<kBucketBits>(rank, mine);
+        }
         __syncthreads();
         chunkPlaces<kPairs, slots>(sh, firstSlot, base);
         __syncthreads();
-        stageAndWrite<kPairs>(sh, mine, rank, key, true, chunkLen, keysOut, keysDone, map);
+        stageAndWrite<kPairs>(sh, busy, mine, rank, key, true, chunkLen, keysOut, keysDone, map);
         if constexpr (kPairs) {
             __syncthreads();  // every key read before the values take its place
-            stageAndWrite<kPairs>(sh, mine, rank, value, false, chunkLen, valuesOut, valuesDone, map);
+            stageAndWrite<kPairs>(sh, busy, mine, rank, value, false, chunkLen, valuesOut, valuesDone, map);
         }
-        if constexpr (ahead)
-            for (int j = 0; j < vt; ++j) key[j] = nextKey[j], leaf[j] = nextLeaf[j];
     }
 }
 
 // The classify kernel's steps, one (segment, bucket) a thread: a bucket of len keys at start, keys in [lo, hi].
-// The plan's balance figures: summed over the warp first (every lane gets here), one atomic a warp, not one
-// a bucket.
+// The plan's balance figures: summed over the warp first (every lane gets here), one atomic a warp, not one a bucket.
 __device__ __forceinline__ void addToPlan(size_t len, bool equal, bool small, unsigned lane, Plan* plan) {
     unsigned long long nonEmpty = len != 0, largest = len, keysEqual = equal ? len : 0, keysToBlocks = small ? len : 0;
     for (int d = 16; d > 0; d >>= 1) {
@@ -912,14 +872,12 @@ __device__ __forceinline__ void listTask(size_t start, size_t len, uint32_t lo, 
     }
 }
 
-// One thread per (segment, bucket): the bucket's place from the scanned rows, then its fate: nothing (empty, or
-// finished by the scatter: finalBucket), one block's sort (at most cap keys), or a segment of the next level.
+// One thread per (segment, bucket): the bucket's place from the scanned rows, then its fate (bucketFate).
 template <int kDepth>
 __global__ void classifyKernel(const Segment* segs, unsigned numSegs, int tileBits, const uint32_t* trees,
     const uint64_t* offsets, size_t cap, Plan* plan, Segment* next, Task* lists, const size_t* listBase, const size_t* listCap) {
     constexpr int slots = 2 << kDepth, k = 1 << kDepth;
-    const size_t x = static_cast<size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-    const size_t seg = x / slots;
+    const size_t x = static_cast<size_t>(blockIdx.x) * blockDim.x + threadIdx.x, seg = x / slots;
     const unsigned id = static_cast<unsigned>(x % slots), lane = threadIdx.x & 31;
     BucketSpan b{};  // no bucket (past the last segment, or the pad slot): len 0
     if (seg < numSegs && id != slots - 1) b = bucketSpan(segs[seg], slots, id, offsets, tileBits, trees + seg * slots + k);
@@ -944,8 +902,7 @@ __device__ __forceinline__ LocalShared localShared(unsigned char* bytes) {
     return {keys, keys + Tier::nv, warpCounts, totals, totals + passSlots, totals + 2 * passSlots};
 }
 
-// Each key's digit, (key >> shift) & mask (pads: padDigit, where it is not 0), into the array a rank then
-// packs beside it (rank << kDigitBits | digit: warpRank, warpRankAnyOrder).
+// Each key's digit, (key >> shift) & mask (pads: padDigit, where it is not 0), for warpRank or warpRankAnyOrder.
 template <int kVt>
 __device__ __forceinline__ void digitsOf(const uint32_t (&key)[kVt], unsigned len, unsigned shift, unsigned mask,
                                          unsigned padDigit, unsigned (&digit)[kVt]) {
@@ -979,9 +936,8 @@ __device__ __forceinline__ void moveByRank(bool busy, unsigned len, const unsign
     __syncthreads();
 }
 
-// The stable passes over bits [shift, bits): pass(shift, std::integral_constant<int, passBits>) for each, 8
-// bits a pass until what is left fits one pass: 4, 6, 7 or 8 bits, or with values 9 (17 bits: 8 + 9, two
-// passes, not three). bucketSortKernel runs its passes through it; the selftest checks it.
+// The stable passes over bits [shift, bits): pass(shift, std::integral_constant<int, passBits>) for each, 8 bits
+// a pass until what is left fits one pass: 4, 6, 7 or 8 bits, or with values 9 (stableBits says why).
 #pragma nv_exec_check_disable  // pass is the kernel's device lambda, or the selftest's host one
 template <bool kPairs, class Pass>
 __host__ __device__ inline void forEachStablePass(unsigned shift, unsigned bits, Pass pass) {
@@ -996,14 +952,12 @@ __host__ __device__ inline void forEachStablePass(unsigned shift, unsigned bits,
     }
 }
 
-// One block per task: the bucket sorted by digits, least significant first, each a rank and a move through
-// shared memory; then written out as keys. A warp whose stretch starts past the bucket holds only pads: they
-// would rank last and land past the bucket anyway, so it ranks and moves nothing (its count row stays 0) and
-// waits at the barriers. Keys alone first take their lowest digit, up to kWideDigit bits, in one pass in any
-// order: equal keys are equal bits, and the stable passes above keep the order it leaves, so it ranks by
-// atomics on one row of counters for the block (warpRankAnyOrder), the pads in the row's last slot. A stable
-// pass takes one ballot a bit (warpRank<kBits>) and a row of 2^kBits counters a warp; pads are all ones, so
-// their digit is the largest in every pass and they stay last.
+// One block per task: the bucket sorted by digits, least significant first, each a rank and a move through shared
+// memory; then written out as keys. A warp whose stretch starts past the bucket holds only pads: they would rank
+// last and land past the bucket anyway, so it ranks and moves nothing (its count row stays 0) and waits at the
+// barriers. Keys alone first take their lowest digit, up to kWideDigit bits, in one pass in any order: equal keys
+// are equal bits, and the stable passes above keep the order it leaves, so it ranks by warpRankAnyOrder on one
+// row of counters for the block, pads in its last slot. Pads are all ones: the largest digit of every stable pass.
 template <class Tier, bool kPairs>
 __global__ void __launch_bounds__(Tier::nt, kPairs ? 0 : Tier::keyBlocks()) bucketSortKernel(const Task* tasks,
     const unsigned* count, const uint32_t* keysIn, const uint32_t* valuesIn, uint32_t* keysOut, uint32_t* valuesOut, RankMap map) {
@@ -1057,9 +1011,8 @@ __global__ void firstSegmentKernel(Segment* segs, size_t n) { segs[0] = {0, n, 0
 
 // ------------------------------------------------------------------ launchers
 
-// One row of the variant table: buckets a level (2^depth: Tuning::maxDepth or kNarrowDepth, the two
-// depths runLevel is compiled for) and the largest bucket one block sorts (at most the largest tier this
-// card's shared memory holds).
+// One row of the variant table: 2^depth buckets a level (depth: Tuning::maxDepth or kNarrowDepth, the two runLevel
+// is compiled for) and cap, the largest bucket one block sorts (at most largestTier's).
 struct SortConfig { int depth; size_t cap; };
 
 // What one sort did, level by level, for the balance report.
@@ -1069,17 +1022,15 @@ struct Balance {
     bool pairs = false;
     std::vector<LevelReport> levels;
     double passes() const {  // bytes moved over one pass's (read n, write n): a level's, then the one-block sorts'
-        if (!n) return 0;
         double keysMoved = 0, keysSorted = 0;
         for (const auto& l : levels) keysMoved += l.keys, keysSorted += l.plan.keysToBlocks;
         const double keyShare = pairs ? 0.5 : 1.0;  // the histogram reads keys only
-        return (keysMoved * (0.5 * keyShare + 1.0) + keysSorted) / n;
+        return n ? (keysMoved * (0.5 * keyShare + 1.0) + keysSorted) / n : 0;
     }
 };
 
-// The most tasks each list can get from `buckets` buckets holding `keys` keys, sorts of at most cap keys: a
-// tier's bucket holds more keys than the tier below holds (tier 0's: 2 at the least), so a tier past cap
-// gets none (nor a launch: a T4 block cannot hold the largest tiers).
+// The most tasks each list can get from `buckets` buckets of `keys` keys: a tier's bucket holds more than the tier
+// below (tier 0's at least 2), and a tier past cap gets none (nor a launch: a T4 block cannot hold the largest tiers).
 inline void mostTasks(size_t buckets, size_t keys, size_t cap, size_t (&most)[kLists]) {
     size_t below = 1;
     forEachTier([&](auto t) {
@@ -1088,31 +1039,28 @@ inline void mostTasks(size_t buckets, size_t keys, size_t cap, size_t (&most)[kL
     });
 }
 
-// Scratch sizes for a config: a segment holds more than cap keys, so there are at most n / (cap + 1) a
-// level past the first.
+// Scratch sizes for a config: a segment holds more than cap keys, so a level past the first has at most n / (cap + 1).
 struct ScratchSizes {
-    size_t segs = 0, tiles = 0, counts = 0, trees = 0;
+    size_t segs = 0, counts = 0, trees = 0;
     size_t lists[kLists] = {};
     ScratchSizes() = default;
     ScratchSizes(size_t n, const SortConfig& c) {
         const size_t slots = size_t{2} << c.depth;
         segs = 1 + n / (c.cap + 1);  // SortScratch::reserve refuses more than the plan counts
-        tiles = Tuning::mostTiles(n) + segs;
-        counts = tiles * slots + 1;
+        counts = (Tuning::mostTiles(n) + segs) * slots + 1;
         trees = segs * slots;
         mostTasks(segs * (slots - 1), n, c.cap, lists);
     }
     void grow(const ScratchSizes& o) {
-        segs = std::max(segs, o.segs), tiles = std::max(tiles, o.tiles), counts = std::max(counts, o.counts);
-        trees = std::max(trees, o.trees);
+        segs = std::max(segs, o.segs), counts = std::max(counts, o.counts), trees = std::max(trees, o.trees);
         for (int l = 0; l < kLists; ++l) lists[l] = std::max(lists[l], o.lists[l]);
     }
     size_t bytes(size_t n, bool pairs) const {
-        size_t listTotal = 0;
-        for (size_t l : lists) listTotal += l;
+        const size_t listTotal = std::accumulate(std::begin(lists), std::end(lists), size_t{0});
         const size_t leaves = pairs ? 0 : n;  // a byte a key, keys alone
-        return 2 * n * (pairs ? 8 : 4) + leaves + 2 * segs * sizeof(Segment) + counts * (sizeof(unsigned) + sizeof(uint64_t)) +
-               counts / 4 + trees * 4 + 2 * listTotal * sizeof(Task) + 4096;  // counts / 4: CUB's scan, 16 B a tile of 64+
+        // counts / 4: CUB's scan, 16 B a tile of 64+
+        return 2 * n * (pairs ? 8 : 4) + leaves + 2 * segs * sizeof(Segment) + 2 * listTotal * sizeof(Task) +
+               trees * 4 + counts * (sizeof(unsigned) + sizeof(uint64_t)) + counts / 4 + 4096;
     }
 };
 
@@ -1120,22 +1068,18 @@ struct ScratchSizes {
 // (a T4 stops at 8192 keys alone, 4096 key-value; an H200 takes the largest tier).
 inline size_t largestTier(const DeviceInfo& device, bool pairs) {
     size_t keys = TierAt<0>::nv;
-    forEachTier([&](auto t) {
-        if (TierAt<t>::sharedBytes(pairs) <= device.sharedPerBlock) keys = TierAt<t>::nv;
-    });
+    forEachTier([&](auto t) { if (TierAt<t>::sharedBytes(pairs) <= device.sharedPerBlock) keys = TierAt<t>::nv; });
     return keys;
 }
 
-// The exclusive scan of a level's `count` histogram counts into its offsets: CUB's single-pass scan (each
-// count read once; temp == nullptr asks the bytes it needs). 32-bit counts, 64-bit sums: Sum64's type makes
-// CUB add in 64 bits.
+// A level's offsets, the exclusive scan of its `count` histogram counts: CUB's single-pass scan (each count read
+// once; temp == nullptr asks the bytes it needs). 32-bit counts, 64-bit sums: Sum64's type makes CUB add in 64 bits.
 struct Sum64 { __host__ __device__ uint64_t operator()(uint64_t a, uint64_t b) const { return a + b; } };
 inline cudaError_t scanCounts(void* temp, size_t& bytes, const unsigned* counts, uint64_t* offsets, size_t count) {
     return cub::DeviceScan::ExclusiveScan(temp, bytes, counts, offsets, Sum64{}, uint64_t{0}, count);
 }
 
-// What one sort reads and writes, as 32-bit words (map: the caller's keys to ordered ranks and back); n
-// keys, with values when valuesIn is set.
+// What one sort reads and writes, as 32-bit words: n keys (map: the caller's keys to ordered ranks and back).
 struct SortWords {
     const uint32_t *in, *valuesIn;
     uint32_t *out, *valuesOut;
@@ -1150,8 +1094,7 @@ SortWords sortWordsOf(SortBuffers<Key>& d, size_t n, bool descending) {
             reinterpret_cast<uint32_t*>(d.out.get()), d.vout.get(), n, rankMapOf<Key>(descending ? ~0u : 0u)};
 }
 
-// The sort's scratch, typed by no Key: the levels' ordered keys and values, trees, histogram rows, segments,
-// task lists and plan. Sized once (reserve) for the largest sort it will run; sample_sort_gpus.cu keeps one a rank.
+// The sort's scratch, typed by no Key, sized once (reserve) for its largest sort; sample_sort_gpus.cu keeps one a rank.
 struct SortScratch {
     DeviceBuffer<uint32_t> keysA, keysB, valuesA, valuesB, trees, counts;
     DeviceBuffer<uint64_t> offsets;
@@ -1163,16 +1106,13 @@ struct SortScratch {
     DeviceBuffer<Task> lists;
     DeviceBuffer<size_t> listMeta;  // bases, then capacities
     DeviceBuffer<Plan> plan;
-    // A stream a task list: the tiers' sorts of a level run side by side, where in one stream each launch,
-    // often a part of one wave, waited for the one before. Non-blocking streams, so the next level's steps go
-    // on beside a level's sorts (its last wave of big buckets leaves most SMs idle): the sorts wait for
-    // classify (the event), and the default stream for the sorts (sorted) only where the keys, lists or
-    // plan they read are written again, two levels on, and at the sort's end.
+    // A stream a task list: a level's tiers' sorts run side by side (in one stream each launch, often part of one wave,
+    // waited for the one before). Non-blocking, so the next level's steps go on beside a level's sorts (whose last wave
+    // of big buckets leaves most SMs idle): the sorts wait for classify (the event), the default stream for the sorts
+    // (sorted) only where the keys, lists or plan they read are written again (two levels on) and at the sort's end.
     cudaStream_t listStreams[kLists] = {};
     cudaEvent_t sorted[2][kLists] = {};  // after a level's sorts, each list's, by level parity
-    // The plan's copy to the host, where the level's sorts went out before it: a non-blocking stream that
-    // waits only for classify, not for the sorts.
-    cudaStream_t planStream = nullptr;
+    cudaStream_t planStream = nullptr;  // the plan's copy where the sorts went out first: waits for classify, not them
     cudaEvent_t classified = nullptr;
     size_t listBase[kLists] = {}, listTotal = 0;
     Balance balance;  // of the last sort
@@ -1184,27 +1124,22 @@ struct SortScratch {
         return reinterpret_cast<const unsigned*>(reinterpret_cast<const char*>(levelPlan(level)) + offsetof(Plan, lists)) + l;
     }
     // The default stream waits for the sorts of the last level of this parity to launch any.
-    void waitForSorts(int level) const {
-        for (cudaEvent_t e : sorted[level & 1]) CUDA_CHECK(cudaStreamWaitEvent(0, e, 0));
-    }
+    void waitForSorts(int level) const { for (auto e : sorted[level & 1]) CUDA_CHECK(cudaStreamWaitEvent(0, e, 0)); }
 
     void reserve(size_t n, bool pairs, const ScratchSizes& s) {  // after the caller's device-memory check, which speaks first
         if (s.segs > Plan::kSegmentMask || s.counts > INT_MAX) {  // (CUDA 12.0-12.4's CUB scans an int count)
             std::fprintf(stderr, "sample_sort: %zu keys make more segments or counts a level than one sort holds\n", n);
             std::exit(kExitBadArgument);
         }
-        keysA.allocate(n);
-        keysB.allocate(n);
+        keysA.allocate(n), keysB.allocate(n);
         if (!pairs) leaves.allocate(n);
         if (pairs) valuesA.allocate(n), valuesB.allocate(n);
         trees.allocate(s.trees);
-        counts.allocate(s.counts);
-        offsets.allocate(s.counts);
+        counts.allocate(s.counts), offsets.allocate(s.counts);
         size_t scanBytes = 0;
         CUDA_CHECK(scanCounts(nullptr, scanBytes, counts.get(), offsets.get(), s.counts));
         scanTemp.allocate(std::max<size_t>(scanBytes, 1));  // never none: a null temp would only ask the size
-        segs[0].allocate(s.segs);
-        segs[1].allocate(s.segs);
+        segs[0].allocate(s.segs), segs[1].allocate(s.segs);
         size_t meta[2 * kLists];
         listTotal = 0;
         for (int l = 0; l < kLists; ++l) listBase[l] = meta[l] = listTotal, meta[kLists + l] = s.lists[l], listTotal += s.lists[l];
@@ -1230,10 +1165,8 @@ struct SortScratch {
             for (auto& parity : sorted)
                 if (parity[l]) cudaEventDestroy(parity[l]);
         }
-        if (planStream) {
-            cudaStreamDestroy(planStream);
-            cudaEventDestroy(classified);
-        }
+        if (planStream) cudaStreamDestroy(planStream);
+        if (classified) cudaEventDestroy(classified);
     }
 };
 
@@ -1248,17 +1181,16 @@ struct Problem {
     void reserve(const ScratchSizes& s) { scratch.reserve(d.n, d.pairs, s); }
 };
 
-// The sorts of one list of a level, on its stream, after classify: `blocks` is its task count, or with `early`
-// an upper bound, whose blocks past the plan's count leave at once (without `early` the kernels read no
-// count). Then `sorted` marks where the stream is, launches or none.
+// One list's sorts, on its stream after classify: `blocks` tasks, or with `early` an upper bound (blocks past the
+// plan's count leave at once; else the kernels read no count). Then `sorted` marks the stream, launches or none.
 template <class Tier, bool kPairs>
 void launchBucketSorts(SortScratch& p, const SortWords& io, int level, int list, size_t blocks, bool early,
                        const uint32_t* keys, const uint32_t* values) {
     const cudaStream_t stream = p.listStreams[list];
     if (blocks) {
         const size_t shared = Tier::sharedBytes(kPairs);
-        // The opt-in past 48 KiB belongs to the current device: granted at every launch (a host call), so a
-        // process driving several GPUs (sample_sort_gpus.cu, a thread each) has it on each of them.
+        // The opt-in past 48 KiB belongs to the current device: granted at every launch (a host call), so a process
+        // driving several GPUs (sample_sort_gpus.cu, a thread each) has it on each of them.
         requireShared(bucketSortKernel<Tier, kPairs>, shared, "bucketSortKernel");
         CUDA_CHECK(cudaStreamWaitEvent(stream, p.classified, 0));
         bucketSortKernel<Tier, kPairs><<<static_cast<unsigned>(blocks), Tier::nt, shared, stream>>>(p.levelLists(level) +
@@ -1268,17 +1200,16 @@ void launchBucketSorts(SortScratch& p, const SortWords& io, int level, int list,
     CUDA_CHECK(cudaEventRecord(p.sorted[level & 1][list], stream));
 }
 
-// One level of `keys` keys: splitters, histogram, scan, scatter, classify; then the host reads the plan (a
-// few bytes: the one wait a level), sorts this level's small buckets and sizes the next level's grids (a
-// level of few buckets launches its sorts before the plan comes back: kEarlyBlocks). With
-// marks, a mark after each step's launches (classify's after the plan is read: its round trip is its time): the
-// step's name, what it worked on, the bytes it must move. The scatter writes the finished buckets (finalBucket).
+// One level of `keys` keys: splitters, histogram, scan, scatter (it writes the finished buckets: finalBucket),
+// classify; then the host reads the plan (a few bytes: the one wait a level), sorts this level's small buckets and
+// sizes the next level's grids (a level of few buckets launches its sorts before the plan comes back: kEarlyBlocks).
+// With marks, a mark after each step's launches (classify's after the plan is read: its round trip is its time).
 // A bound on the blocks the lists can get: a 256-way first level stays under it at every n (5 tiers of at most 511
 // buckets; from 2^26 keys nearly every block leaves at once).
 constexpr size_t kEarlyBlocks = 4096;
 template <int kDepth, bool kPairs>
-Plan runLevel(SortScratch& p, const SortWords& io, size_t cap, int level, WordSource src, const uint32_t* valuesIn, unsigned numSegs,
-              size_t numTiles, int tileBits, size_t keys, StepMarks* marks) {
+Plan runLevel(SortScratch& p, const SortWords& io, size_t cap, int level, WordSource src, const uint32_t* valuesIn,
+              unsigned numSegs, size_t numTiles, int tileBits, size_t keys, StepMarks* marks) {
     constexpr int slots = 2 << kDepth;
     constexpr double keyBytes = kPairs ? 8 : 4;  // a key and its value, read or written
     const size_t counts = numTiles * slots;  // the histogram's: written as 4 bytes each, read as 8 (offsets)
@@ -1301,12 +1232,11 @@ Plan runLevel(SortScratch& p, const SortWords& io, size_t cap, int level, WordSo
     size_t scanBytes = p.scanTemp.size();
     CUDA_CHECK(scanCounts(p.scanTemp.get(), scanBytes, p.counts.get(), p.offsets.get(), counts));
     mark("scan", counts, "count", 12.0 * counts);
-    constexpr size_t scatterBytes = sizeof(ScatterShared<kPairs>);  // past 48 KiB with values: the opt-in, as for the bucket sorts
+    constexpr size_t scatterBytes = sizeof(ScatterShared<kPairs>);  // past 48 KiB: opt in, as the sorts do
     requireShared(scatterKernel<kDepth, kPairs>, scatterBytes, "scatterKernel");
     if (level >= 2) p.waitForSorts(level);  // level - 2's sorts read keysOut, and its lists and plan are refilled below
-    scatterKernel<kDepth, kPairs><<<tiles, ScatterShared<kPairs>::nt, scatterBytes>>>(
-        src, valuesIn, p.leaves.get(), segs, numSegs, tileBits, p.trees.get(), p.offsets.get(), keysOut, valuesOut, io.out,
-        io.valuesOut, io.map);
+    scatterKernel<kDepth, kPairs><<<tiles, ScatterShared<kPairs>::nt, scatterBytes>>>(src, valuesIn, p.leaves.get(),
+        segs, numSegs, tileBits, p.trees.get(), p.offsets.get(), keysOut, valuesOut, io.out, io.valuesOut, io.map);
     CUDA_CHECK_LAUNCH("scatterKernel");
     mark("scatter", keys, "key", keys * (2 * keyBytes + (kPairs ? 0 : 1)) + 8.0 * counts);
     CUDA_CHECK(cudaMemsetAsync(p.levelPlan(level), 0, sizeof(Plan)));
@@ -1315,13 +1245,11 @@ Plan runLevel(SortScratch& p, const SortWords& io, size_t cap, int level, WordSo
         p.levelLists(level), p.listMeta.get(), p.listMeta.get() + kLists);
     CUDA_CHECK_LAUNCH("classifyKernel");
     CUDA_CHECK(cudaEventRecord(p.classified));  // what the sorts and the plan's copy wait for
-    // Without marks, where the level's lists can be short (their most tasks add up to kEarlyBlocks or
-    // fewer: typically a first level), its sorts go out at once, grids of the most blocks each list can get
-    // (blocks past the plan's count leave), and the plan comes back on its own stream beside them.
-    size_t most[kLists], total = 0;
+    // Without marks, where the lists' most tasks add up to kEarlyBlocks or fewer (typically a first level), the sorts
+    // go out at once, each list's grid sized to its most tasks, and the plan comes back on its own stream beside them.
+    size_t most[kLists];
     mostTasks(size_t{numSegs} * (slots - 1), keys, cap, most);
-    for (size_t m : most) total += m;
-    const bool early = !marks && total <= kEarlyBlocks;
+    const bool early = !marks && std::accumulate(std::begin(most), std::end(most), size_t{0}) <= kEarlyBlocks;
     Plan plan;
     if (early) {
         forEachTier([&](auto t) { launchBucketSorts<TierAt<t>, kPairs>(p, io, level, t, most[t], true, keysOut, valuesOut); });
@@ -1349,10 +1277,9 @@ Plan runLevel(SortScratch& p, const SortWords& io, size_t cap, int level, WordSo
     return plan;
 }
 
-// The level loop: the first level reads the caller's keys, later ones the ordered keys the level before
-// wrote; it ends when no bucket is too big. A later level whose segments hold at most 2^kNarrowDepth x cap
-// keys takes 2^kNarrowDepth buckets a segment, not 2^c.depth: a few buckets then fit a block, where 256
-// would hold tens of keys each, whose one-block sorts would cost more than the keys.
+// The level loop, until no bucket is too big. A later level whose segments hold at most 2^kNarrowDepth x cap keys takes
+// 2^kNarrowDepth buckets a segment, not 2^c.depth: a few buckets then fit a block, where 256 would hold tens of keys
+// each, whose one-block sorts would cost more than the keys.
 constexpr int kNarrowDepth = 4;
 template <bool kPairs>
 void sampleSortAs(SortScratch& p, const SortWords& io, const SortConfig& c, StepMarks* marks) {
@@ -1362,7 +1289,7 @@ void sampleSortAs(SortScratch& p, const SortWords& io, const SortConfig& c, Step
     firstSegmentKernel<<<1, 1>>>(p.segs[0].get(), n);
     CUDA_CHECK_LAUNCH("firstSegmentKernel");
     unsigned numSegs = 1;
-    const int tileBits = Tuning::tileBitsFor(n);  // the same at every level
+    const int tileBits = Tuning::tileBitsFor(n, kPairs);  // the same at every level
     size_t numTiles = tilesOf(n, tileBits), keys = n, largest = n;  // largest: no segment holds more
     const int maxLevel = Tuning::sampledLevels + ceilDiv(32, kNarrowDepth) + 1;  // range levels end every bucket
     for (int level = 0; numSegs > 0; ++level) {
@@ -1395,8 +1322,7 @@ void sampleSort(Problem<Key>& p, const SortConfig& c) { sampleSort(p.scratch, so
 // ======================================================== the variant table
 // (The inputs and the host reference are common's: makeSortInput, referenceSort.)
 
-template <class Key>
-using Row = Variant<Problem<Key>>;
+template <class Key> using Row = Variant<Problem<Key>>;
 
 // The rows' configurations, in one list: variants() makes the rows of it, scratchFor() sizes their scratch.
 inline std::vector<std::pair<std::string, SortConfig>> sortConfigs(const DeviceInfo& device, bool pairs) {
@@ -1405,10 +1331,9 @@ inline std::vector<std::pair<std::string, SortConfig>> sortConfigs(const DeviceI
 template <class Key>
 std::vector<Row<Key>> variants(const DeviceInfo& device, bool pairs) {
     std::vector<Row<Key>> rows;
-    for (const auto& [name, config] : sortConfigs(device, pairs)) {
-        const SortConfig c = config;
+    for (const auto& [name, c] : sortConfigs(device, pairs)) {
         rows.push_back({name, {std::to_string(1 << c.depth), std::to_string(c.cap), std::to_string(Tuning::oversample)},
-                        [c](Problem<Key>& p) { sampleSort(p, c); }});
+                        [c = c](Problem<Key>& p) { sampleSort(p, c); }});
     }
     return rows;
 }
@@ -1427,8 +1352,7 @@ inline ScratchSizes scratchFor(size_t n, const Run& run, bool pairs) {
 
 // ================================================================= selftest
 
-// Every bucket search against the plain count of splitters <= key (the seed's bucketOf and
-// std::upper_bound), equality buckets included; and the bucket's range holds the key.
+// treeBucket against bucketOf and std::upper_bound (splitters <= key; equality buckets odd); bucketRange holds the key.
 bool treeMatchesSearch(const std::vector<uint32_t>& sorted, int depth, const std::vector<uint32_t>& probes) {
     const int k = 1 << depth;
     std::vector<uint32_t> tree(2 * k);
@@ -1446,8 +1370,7 @@ bool treeMatchesSearch(const std::vector<uint32_t>& sorted, int depth, const std
     return true;
 }
 
-// The seed's pipeline on the host, through the same bodies its kernels run (bucketOf, scanStep,
-// rankInBucket, insertionSort), thread by thread, against std::stable_sort.
+// The seed's pipeline on the host, thread by thread through its kernels' bodies, against std::stable_sort.
 bool seedPiecesSort(const std::vector<uint32_t>& a, const std::vector<uint32_t>& splitters, SeedRun* out = nullptr) {
     const size_t n = a.size();
     const int base = static_cast<int>(splitters.size()) + 1;
@@ -1479,10 +1402,9 @@ std::vector<uint32_t> sampleTree(const std::vector<uint32_t>& keys, const Segmen
     return tree;
 }
 
-// One distribution level of Part B on the host, through the pieces the kernels call: sample positions,
-// splitters, tree search, histogram rows in countsIndex's layout, their scan, and the stable place of each
-// key (per warp: its rank from peerRank among equal buckets, after earlier warps and chunks). Checks that
-// every bucket is contiguous, in bucket order, in input order inside.
+// One distribution level of Part B on the host, through the kernels' pieces: sample positions, splitters, tree
+// search, histogram rows in countsIndex's layout, their scan, each key's stable place (per warp: its peerRank among
+// equal buckets, after earlier warps and chunks). Checks: buckets contiguous, ascending, input order inside.
 bool levelPiecesDistribute(const std::vector<uint32_t>& keys, int depth, int tileBits) {
     const size_t tileKeys = size_t{1} << tileBits;
     const int slots = 2 << depth;
@@ -1541,12 +1463,11 @@ bool levelPiecesDistribute(const std::vector<uint32_t>& keys, int depth, int til
 }
 
 int runSelftest() {
-    // The seed's example through the seed's bodies: every intermediate line; then random and adversarial
-    // inputs (ties, splitters equal to keys, empty buckets).
+    // The seed's example, every intermediate line; then random inputs: ties, splitters equal to keys, empty buckets.
     SeedRun r;
     expect(seedPiecesSort({19, 3, 42, 7, 55, 12, 38, 25}, {15, 30}, &r) && spacedKeys(r.bucket) == "1 0 2 0 2 0 2 1" &&
-               spacedKeys(r.rank) == "0 0 0 1 1 2 2 1" && spacedKeys(r.count) == "3 2 3" && spacedKeys(r.offset) == "0 3 5" &&
-               spacedKeys(r.scattered) == "3 7 12 19 25 42 55 38",
+               spacedKeys(r.rank) == "0 0 0 1 1 2 2 1" && spacedKeys(r.count) == "3 2 3" &&
+               spacedKeys(r.offset) == "0 3 5" && spacedKeys(r.scattered) == "3 7 12 19 25 42 55 38",
            "seed example: buckets, ranks, counts, offsets, scatter and sort are the seed's");
     SplitMix64 rng(2024);
     bool ok = true;
@@ -1568,28 +1489,25 @@ int runSelftest() {
         expect(treeNode(1, depth) == (1 << (depth - 1)) - 1 && std::count(hits.begin(), hits.end(), 1) == 1 << depth,
                "treeNode is a permutation of the splitters at depth " + std::to_string(depth));
     }
-    // Bucket search: small splitter sets probed exhaustively, duplicates and extremes included; then random
-    // 255-splitter trees.
+    // Bucket search: small splitter sets probed exhaustively (duplicates, extremes), then random 255-splitter trees.
     ok = true;
     for (int depth = 1; depth <= 3 && ok; ++depth)
         for (int trial = 0; trial < 200 && ok; ++trial) {
-            std::vector<uint32_t> sorted((1 << depth) - 1), probes = {0, 0xFFFFFFFFu};
+            std::vector<uint32_t> sorted((1 << depth) - 1), probes = {0, 0xFFFFFFFFu, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9};
             for (auto& x : sorted) x = static_cast<uint32_t>(rng.below(8));
             std::sort(sorted.begin(), sorted.end());
-            for (uint32_t v = 0; v < 10; ++v) probes.push_back(v);
             ok = treeMatchesSearch(sorted, depth, probes);
         }
     for (int trial = 0; trial < 50 && ok; ++trial) {
         std::vector<uint32_t> sorted(255), probes(2000);
-        for (auto& x : sorted) x = trial % 2 ? static_cast<uint32_t>(rng.below(40)) : static_cast<uint32_t>(rng.next());
-        sorted.front() = trial % 5 == 0 ? 0 : sorted.front();
-        sorted.back() = trial % 7 == 0 ? 0xFFFFFFFFu : sorted.back();
+        for (auto& x : sorted) x = static_cast<uint32_t>(trial % 2 ? rng.below(40) : rng.next());
+        if (trial % 5 == 0) sorted.front() = 0;
+        if (trial % 7 == 0) sorted.back() = 0xFFFFFFFFu;
         std::sort(sorted.begin(), sorted.end());
         for (size_t i = 0; i < probes.size(); ++i) probes[i] = i % 2 ? sorted[rng.below(255)] : static_cast<uint32_t>(rng.next());
         ok = treeMatchesSearch(sorted, 8, probes);
     }
     expect(ok, "treeBucket = splitters <= key (equality buckets odd), and bucketRange holds the key");
-    // Range splitters shrink every bucket: inside [lo, hi], each bucket's range at most ceil(width / k).
     ok = true;
     for (int trial = 0; trial < 2000 && ok; ++trial) {
         const int k = trial % 2 ? 256 : 16;
@@ -1611,10 +1529,9 @@ int runSelftest() {
     expect(ok, "range splitters cut [lo, hi] into buckets of at most ceil(width / k) keys' range");
     expect(peerRank(0xFFFFFFFFu, 0) == 0 && peerRank(0xFFFFFFFFu, 31) == 31 && peerRank(0x80000001u, 31) == 1 &&
                peerRank(0x0000F0F0u, 12) == 4, "peerRank counts the peers on lower lanes");
-    // The bucket sort's pass schedule, the loop bucketSortKernel runs (keys alone start after their
-    // any-order pass of up to kWideDigit bits, as the kernel computes it): every bit of a bucket's range in
-    // exactly one pass, none wider than its counters, 8 bits a pass before the last, and no more passes
-    // than that needs (17 bits with values: 8 + 9, two).
+    // bucketSortKernel's pass loop (keys alone start after their any-order pass of up to kWideDigit bits, as the
+    // kernel computes it): each bit of a bucket's range in one pass, none wider than its counters, 8 bits a pass
+    // before the last, and no more passes than that needs (17 bits with values: 8 + 9, two).
     ok = true;
     auto schedule = [&](auto pairsTag) {
         constexpr bool pairs = decltype(pairsTag)::value;
@@ -1631,7 +1548,6 @@ int runSelftest() {
     };
     schedule(std::false_type{}), schedule(std::true_type{});
     expect(ok, "the bucket sort's passes take every bit once: 8 a pass, the last 4, 6, 7, 8 or (with values) 9");
-    // Histogram layout, scan, rank and scatter of one level: random and adversarial.
     ok = true;
     for (size_t n : {size_t{1}, size_t{31}, size_t{33}, size_t{2049}, size_t{4097}, Tuning::tileKeys - 1, Tuning::tileKeys + 1,
                      size_t{40000}})
@@ -1641,16 +1557,18 @@ int runSelftest() {
                     ok = ok && levelPiecesDistribute(makeSortInput<uint32_t>(dist, n, n + depth), depth, bits);
     expect(ok, "one level on the host, both tile sizes: buckets contiguous, ascending, input order inside, where "
                "bucketSpan puts them");
-    // Tiles: a sort's tile holds whole chunks of the histogram and the scatter, and no sort of at most n keys
-    // cuts more tiles than the scratch sized for n holds (mostTiles).
+    // Tiles hold whole histogram chunks, and with values whole scatter chunks (a keys-alone tile may fill half of
+    // one, as a segment's last chunk does); the scratch for n keys (mostTiles) holds any smaller sort's tiles.
     ok = true;
-    for (int e = 0; e <= 34 && ok; ++e)
-        for (size_t m : {(size_t{1} << e) - 1, size_t{1} << e, (size_t{1} << e) + 1, (size_t{3} << e) / 2}) {
-            const size_t t = size_t{1} << Tuning::tileBitsFor(m);
-            ok = ok && t % ScatterShared<false>::nv == 0 && t % ScatterShared<true>::nv == 0 && t % Tuning::nv == 0 &&
-                 ceilDiv(m, t) <= Tuning::mostTiles(m) && Tuning::mostTiles(m) <= Tuning::mostTiles(m + 1);
-        }
-    expect(ok, "tileBitsFor: whole chunks a tile; mostTiles bounds the tiles of every smaller sort");
+    for (bool pairs : {false, true})
+        for (int e = 0; e <= 34 && ok; ++e)
+            for (size_t m : {(size_t{1} << e) - 1, size_t{1} << e, (size_t{1} << e) + 1, (size_t{3} << e) / 2}) {
+                const size_t t = size_t{1} << Tuning::tileBitsFor(m, pairs);
+                ok = ok && t % Tuning::nv == 0 && (!pairs || t % ScatterShared<true>::nv == 0) &&
+                     ceilDiv(m, t) <= Tuning::mostTiles(m) && Tuning::mostTiles(m) <= Tuning::mostTiles(m + 1);
+            }
+    expect(ok, "tileBitsFor: whole histogram chunks a tile (whole scatter chunks with values); mostTiles bounds the "
+               "tiles of every smaller sort");
     // mostTasks bounds every task list a level fills (the early launches' grids and the lists' scratch), by
     // classifyKernel's rule (bucketFate). A tier's smallest buckets fill its list most.
     expect(finalBucket(1, 3, 9) && finalBucket(70000, 5, 5) && !finalBucket(0, 5, 5) && !finalBucket(2, 3, 4),
@@ -1674,10 +1592,9 @@ int runSelftest() {
         for (int l = 0; l < kLists; ++l) ok = ok && count[l] <= most[l];
     }
     expect(ok, "mostTasks bounds every task list a level can fill");
-    std::vector<Segment> segs = {{0, 5, 0, 0, 0}, {5, 40000, 1, 0, 0}, {40005, 3, 4, 0, 0}};
-    expect(segmentOfTile(segs.data(), 3, 0) == 0 && segmentOfTile(segs.data(), 3, 1) == 1 &&
-               segmentOfTile(segs.data(), 3, 3) == 1 && segmentOfTile(segs.data(), 3, 4) == 2,
-           "segmentOfTile: a tile finds the segment that holds it");
+    const Segment segs[] = {{0, 5, 0, 0, 0}, {5, 40000, 1, 0, 0}, {40005, 3, 4, 0, 0}};
+    expect(segmentOfTile(segs, 3, 0) == 0 && segmentOfTile(segs, 3, 1) == 1 && segmentOfTile(segs, 3, 3) == 1 &&
+               segmentOfTile(segs, 3, 4) == 2, "segmentOfTile: a tile finds the segment that holds it");
     // (The order and the host reference are common's, tested by common_key_order_test.)
     return selftestVerdict();
 }
@@ -1740,8 +1657,8 @@ bool splittersMatchHost(const std::vector<uint32_t>& keys, int level) {
     DeviceBuffer<Segment> dSegs(segs.size());
     dKeys.upload(keys.data(), n);
     dSegs.upload(segs.data(), segs.size());
-    splittersKernel<kDepth><<<static_cast<unsigned>(segs.size()), Tuning::sampleNt(kDepth)>>>(WordSource{dKeys.get(), RankMap{}},
-                                                                                      dSegs.get(), dTrees.get(), level, true);
+    splittersKernel<kDepth><<<static_cast<unsigned>(segs.size()), Tuning::sampleNt(kDepth)>>>(
+        WordSource{dKeys.get(), RankMap{}}, dSegs.get(), dTrees.get(), level, true);
     CUDA_CHECK_LAUNCH("splittersKernel");
     std::vector<uint32_t> got(segs.size() * slots);
     dTrees.download(got.data(), got.size());
@@ -1768,7 +1685,6 @@ int runVerify(const Run& run) {
     const int failed = runVerifyAs<uint32_t>(run) + runVerifyAs<int32_t>(run) + runVerifyAs<float>(run);
     return partA && trees && failed == 0 ? kExitPass : kExitCheckFailed;
 }
-
 
 // One table: n keys of one distribution, every row and CUB's two sorts checked, then timed. echo false: the
 // checks and the times, nothing printed (a point of the size sweep).
@@ -1836,8 +1752,7 @@ int runLesson(const SortOptions& o, const Run& run) {
 }
 
 // ===================================================================== main
-// (sample_sort_gpus.cu includes this file for its pieces and its sort, and
-// has a main of its own.)
+// (sample_sort_gpus.cu includes this file for its pieces and its sort, and has a main of its own.)
 #ifndef SAMPLE_SORT_NO_MAIN
 int main(int argc, char** argv) {
     SortOptions o;

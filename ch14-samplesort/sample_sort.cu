@@ -210,9 +210,9 @@ bool runPartA() {
 struct Tuning {
     // The histogram (and sample_sort_gpus's destination kernels): nt threads, vt keys each per chunk.
     static constexpr int nt = 256, vt = 8, nv = nt * vt, warps = nt / 32;
-    // A tile, the keys one histogram or scatter block owns: 2^tileBits (chunksPerTile histogram chunks) in a large sort;
-    // in a small one 2^tileBitsFor(n, pairs), down to 4096 keys, at most smallTiles(pairs) tiles, so it fills the card.
-    // Keys alone take fewer: a tile of theirs fills a scatter chunk (8192 keys) from 2^22 keys, below it half of one.
+    // A tile, the keys one histogram or scatter block owns: 2^tileBits (chunksPerTile histogram chunks) in a large
+    // sort; in a small one 2^tileBitsFor(n, pairs), down to 4096 keys, at most smallTiles(pairs) tiles, so it fills
+    // the card. Keys alone take fewer: 4096-key tiles (half a scatter chunk) up to 2^21 keys, 8192 up to 2^22.
     static constexpr int chunksPerTile = 8, tileBits = 14, minTileBits = 12;
     static constexpr size_t tileKeys = size_t{nv} * chunksPerTile;
     static constexpr size_t smallTiles(bool pairs) { return pairs ? 1024 : 512; }
@@ -226,7 +226,7 @@ struct Tuning {
     }
     static constexpr int maxDepth = 8;                         // tree depth: k = 2^depth buckets by splitters
     static constexpr int maxSlots = 2 << maxDepth;             // 2k - 1 buckets (equality ones included) + 1 pad
-    static constexpr int oversample = 16, maxSample = (1 << maxDepth) * oversample;  // sample keys a bucket, a segment
+    static constexpr int oversample = 16, maxSample = (1 << maxDepth) * oversample;  // a bucket's, a segment's sample
     __host__ __device__ static constexpr int sampleNt(int depth) { return (oversample << depth) / 4; }  // 4 keys each
     static constexpr int sampledLevels = 2;                    // later levels split the key range evenly
     static constexpr int classifyNt = 256;
@@ -276,8 +276,8 @@ template <class F, int... kT> void forEachTier(F f, std::integer_sequence<int, k
 template <class F> void forEachTier(F f) { forEachTier(f, std::make_integer_sequence<int, kTierCount>{}); }
 
 // A scatter chunk and its shared memory. Keys alone, 8192 keys a chunk (512 threads x 16): at 256 buckets, runs of
-// about 32 keys a bucket to write, a whole 128-byte line. With values 4096 (256 x 16), as a stable rank takes a row of
-// counters a warp; the values go out after the keys, staged in the same array, so that a T4 block (64 KiB) holds it.
+// about 32 keys a bucket to write, 128 bytes, a line's worth. With values 4096 (256 x 16), as a stable rank takes a
+// row of counters a warp; the values go out after the keys, staged in the same array, so a T4 block (64 KiB) holds it.
 template <bool kPairs>
 struct ScatterShared {
     static constexpr int nt = kPairs ? 256 : 512, vt = 16, nv = nt * vt, warps = nt / 32;
@@ -702,7 +702,7 @@ __global__ void __launch_bounds__(Tuning::nt) histogramKernel(WordSource src, co
 }
 
 // The scatter's steps, for one chunk of a tile (ScatterShared: its shared memory).
-// A chunk's words (and values, or with keys alone each key's leaf from the histogram), striped.
+// A chunk's words (and values, or with keys alone each key's leaf from the histogram), striped; chunk < end.
 template <bool kPairs, int kVt>
 __device__ __forceinline__ void loadChunk(const WordSource& src, const uint32_t* valuesIn, const uint8_t* leaves,
                                           size_t chunk, size_t end, uint32_t (&key)[kVt], uint32_t (&value)[kVt],
@@ -771,11 +771,14 @@ template <bool kPairs, int kVt>
 __device__ __forceinline__ void stageAndWrite(ScatterShared<kPairs>& sh, bool busy, const unsigned* mine,
                                               const unsigned (&rank)[kVt], const uint32_t (&item)[kVt], bool keys,
                                               unsigned chunkLen, uint32_t* out, uint32_t* done, RankMap map) {
-    DEVICE_UNROLL
-    for (int j = 0; j < kVt && busy; ++j) {
-        const unsigned b = rank[j] & kBucketMask, p = sh.starts[b] + (kPairs ? mine[b] : 0) + (rank[j] >> kBucketBits);
-        sh.stage[p] = item[j];
-        if (keys) sh.stageBucket[p] = static_cast<uint16_t>(b);
+    if (busy) {
+        DEVICE_UNROLL
+        for (int j = 0; j < kVt; ++j) {
+            const unsigned b = rank[j] & kBucketMask;
+            const unsigned p = sh.starts[b] + (kPairs ? mine[b] : 0) + (rank[j] >> kBucketBits);
+            sh.stage[p] = item[j];
+            if (keys) sh.stageBucket[p] = static_cast<uint16_t>(b);
+        }
     }
     __syncthreads();
     DEVICE_UNROLL
@@ -790,9 +793,11 @@ __device__ __forceinline__ void stageAndWrite(ScatterShared<kPairs>& sh, bool bu
 
 // One block per tile: every key (and value) to its bucket's place, chunk by chunk: load, bucket, rank (input
 // order within a bucket when values travel, warpRank; any order for keys alone, warpRankAnyOrder says why), the
-// chunk's places, then stage and write. A warp whose stretch starts past the chunk (a tile of 4096 keys fills half of
-// a keys-alone chunk) holds only pads, and ranks and stages nothing. The bound keeps two blocks an SM: unbounded, keys
-// alone get one block an SM; bounded to three, values spill (NOTES.md).
+// chunk's places, then stage and write. A warp whose stretch starts past the chunk (a segment's last chunk, or a
+// 4096-key tile in a keys-alone chunk) holds only pads, which land past the chunk and are never written: it ranks and
+// stages nothing, and its count row stays 0 (idle warps are the last ones, so no busy warp's place moves). The bound
+// keeps two blocks an SM: unbounded, keys alone get one block an SM; bounded to three, values spill. At 16 keys a
+// thread no registers are left to load the next chunk during this one (NOTES.md).
 template <int kDepth, bool kPairs>
 __global__ void __launch_bounds__(ScatterShared<kPairs>::nt, 2) scatterKernel(WordSource src,
     const uint32_t* valuesIn, const uint8_t* leaves, const Segment* segs, unsigned numSegs, int tileBits,
@@ -1112,7 +1117,7 @@ struct SortScratch {
     // (sorted) only where the keys, lists or plan they read are written again (two levels on) and at the sort's end.
     cudaStream_t listStreams[kLists] = {};
     cudaEvent_t sorted[2][kLists] = {};  // after a level's sorts, each list's, by level parity
-    cudaStream_t planStream = nullptr;  // the plan's copy where the sorts went out first: waits for classify, not them
+    cudaStream_t planStream = nullptr;  // the plan's copy when the sorts went out before it: waits only for classify
     cudaEvent_t classified = nullptr;
     size_t listBase[kLists] = {}, listTotal = 0;
     Balance balance;  // of the last sort
@@ -1333,7 +1338,7 @@ std::vector<Row<Key>> variants(const DeviceInfo& device, bool pairs) {
     std::vector<Row<Key>> rows;
     for (const auto& [name, c] : sortConfigs(device, pairs)) {
         rows.push_back({name, {std::to_string(1 << c.depth), std::to_string(c.cap), std::to_string(Tuning::oversample)},
-                        [c = c](Problem<Key>& p) { sampleSort(p, c); }});
+                        [c = c](Problem<Key>& p) { sampleSort(p, c); }});  // (C++17 captures no binding by name)
     }
     return rows;
 }

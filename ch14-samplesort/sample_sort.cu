@@ -336,7 +336,7 @@ __host__ __device__ inline void layTree(const uint32_t* sorted, int depth, int i
 
 // The bucket of a key: walk the tree (each comparison is the next step, no branch) to leaf b = the splitters <= key,
 // as bucketOf counts them; a key equal to splitter b-1 goes to equality bucket 2b-1 (no sort needed), the others to
-// 2b (sorted[b-1] < key < sorted[b]). The histogram keeps each leaf: keys alone, the scatter needs only bucketOfLeaf.
+// 2b (sorted[b-1] < key < sorted[b]). The histogram keeps each leaf, so the scatter needs only bucketOfLeaf.
 __host__ __device__ inline unsigned treeLeaf(const uint32_t* tree, int depth, uint32_t key) {
 #ifdef __CUDA_ARCH__
     // On the device the tree is in shared memory (every caller's is), and the walk keeps node i's 32-bit
@@ -690,7 +690,7 @@ __global__ void __launch_bounds__(Tuning::nt) histogramKernel(WordSource src, co
               [&](uint32_t word, size_t i) {
                   const uint32_t key = src.map.rank(word);
                   const unsigned b = treeLeaf(tree, kDepth, key);
-                  if (leaves) leaves[i] = static_cast<uint8_t>(b);  // keys alone: the scatter walks no tree
+                  leaves[i] = static_cast<uint8_t>(b);  // the scatter walks no tree
                   return bucketOfLeaf(tree, kDepth, b, key);
               });
     __syncthreads();
@@ -702,7 +702,7 @@ __global__ void __launch_bounds__(Tuning::nt) histogramKernel(WordSource src, co
 }
 
 // The scatter's steps, for one chunk of a tile (ScatterShared: its shared memory).
-// A chunk's words (and values, or with keys alone each key's leaf from the histogram), striped; chunk < end.
+// A chunk's words, each key's leaf from the histogram (and values), striped; chunk < end.
 template <bool kPairs, int kVt>
 __device__ __forceinline__ void loadChunk(const WordSource& src, const uint32_t* valuesIn, const uint8_t* leaves,
                                           size_t chunk, size_t end, uint32_t (&key)[kVt], uint32_t (&value)[kVt],
@@ -710,11 +710,10 @@ __device__ __forceinline__ void loadChunk(const WordSource& src, const uint32_t*
     const size_t len = smaller(end - chunk, ScatterShared<kPairs>::nv);
     loadStriped(len, key, 0u, [&](unsigned p) { return src.words[chunk + p]; });
     if (kPairs) loadStriped(len, value, 0u, [&](unsigned p) { return valuesIn[chunk + p]; });
-    else loadStriped(len, leaf, 0u, [&](unsigned p) { return unsigned{leaves[chunk + p]}; });
+    loadStriped(len, leaf, 0u, [&](unsigned p) { return unsigned{leaves[chunk + p]}; });
 }
 
-// Each word to its ordered key (in place) and its bucket: through the tree with values, from its leaf for keys
-// alone; pads go to the last slot, so they sort last.
+// Each word to its ordered key (in place) and its bucket, from its leaf; pads go to the last slot, so they sort last.
 template <int kDepth, bool kPairs, int kVt>
 __device__ __forceinline__ void bucketChunk(const WordSource& src, const uint32_t* tree, unsigned chunkLen,
                                             uint32_t (&key)[kVt], const unsigned (&leaf)[kVt], unsigned (&bucket)[kVt]) {
@@ -723,7 +722,6 @@ __device__ __forceinline__ void bucketChunk(const WordSource& src, const uint32_
         const unsigned p = stripedPosition<kVt>(j);
         key[j] = src.map.rank(key[j]);
         if (p >= chunkLen) bucket[j] = (2 << kDepth) - 1;
-        else if (kPairs) bucket[j] = treeBucket(tree, kDepth, key[j]);
         else bucket[j] = bucketOfLeaf(tree, kDepth, leaf[j], key[j]);
     }
 }
@@ -1062,7 +1060,7 @@ struct ScratchSizes {
     }
     size_t bytes(size_t n, bool pairs) const {
         const size_t listTotal = std::accumulate(std::begin(lists), std::end(lists), size_t{0});
-        const size_t leaves = pairs ? 0 : n;  // a byte a key, keys alone
+        const size_t leaves = n;  // a byte a key
         // counts / 4: CUB's scan, 16 B a tile of 64+
         return 2 * n * (pairs ? 8 : 4) + leaves + 2 * segs * sizeof(Segment) + 2 * listTotal * sizeof(Task) +
                trees * 4 + counts * (sizeof(unsigned) + sizeof(uint64_t)) + counts / 4 + 4096;
@@ -1104,7 +1102,7 @@ struct SortScratch {
     DeviceBuffer<uint32_t> keysA, keysB, valuesA, valuesB, trees, counts;
     DeviceBuffer<uint64_t> offsets;
     DeviceBuffer<unsigned char> scanTemp;  // CUB's, for scanCounts
-    DeviceBuffer<uint8_t> leaves;  // keys alone: each key's tree leaf, from the histogram to the scatter
+    DeviceBuffer<uint8_t> leaves;  // each key's tree leaf, from the histogram to the scatter
     DeviceBuffer<Segment> segs[2];
     // The task lists and the plan, two of each (by level parity): a level's sorts still read theirs while the
     // next level's classify fills the others.
@@ -1137,7 +1135,7 @@ struct SortScratch {
             std::exit(kExitBadArgument);
         }
         keysA.allocate(n), keysB.allocate(n);
-        if (!pairs) leaves.allocate(n);
+        leaves.allocate(n);
         if (pairs) valuesA.allocate(n), valuesB.allocate(n);
         trees.allocate(s.trees);
         counts.allocate(s.counts), offsets.allocate(s.counts);
@@ -1231,9 +1229,9 @@ Plan runLevel(SortScratch& p, const SortWords& io, size_t cap, int level, WordSo
     mark("splitters", numSegs, "segment", 0);
     const unsigned tiles = gridFor(numTiles, 1, "histogramKernel");
     histogramKernel<kDepth><<<tiles, Tuning::nt>>>(src, segs, numSegs, tileBits, p.trees.get(), p.counts.get(),
-                                                    kPairs ? nullptr : p.leaves.get());
+                                                    p.leaves.get());
     CUDA_CHECK_LAUNCH("histogramKernel");
-    mark("histogram", keys, "key", keys * (kPairs ? 4.0 : 5.0) + 4.0 * counts);  // keys alone: and a leaf a key
+    mark("histogram", keys, "key", keys * 5.0 + 4.0 * counts);  // and a leaf a key
     size_t scanBytes = p.scanTemp.size();
     CUDA_CHECK(scanCounts(p.scanTemp.get(), scanBytes, p.counts.get(), p.offsets.get(), counts));
     mark("scan", counts, "count", 12.0 * counts);
@@ -1243,7 +1241,7 @@ Plan runLevel(SortScratch& p, const SortWords& io, size_t cap, int level, WordSo
     scatterKernel<kDepth, kPairs><<<tiles, ScatterShared<kPairs>::nt, scatterBytes>>>(src, valuesIn, p.leaves.get(),
         segs, numSegs, tileBits, p.trees.get(), p.offsets.get(), keysOut, valuesOut, io.out, io.valuesOut, io.map);
     CUDA_CHECK_LAUNCH("scatterKernel");
-    mark("scatter", keys, "key", keys * (2 * keyBytes + (kPairs ? 0 : 1)) + 8.0 * counts);
+    mark("scatter", keys, "key", keys * (2 * keyBytes + 1) + 8.0 * counts);
     CUDA_CHECK(cudaMemsetAsync(p.levelPlan(level), 0, sizeof(Plan)));
     classifyKernel<kDepth><<<gridFor(size_t{numSegs} * slots, Tuning::classifyNt, "classifyKernel"), Tuning::classifyNt>>>(
         segs, numSegs, tileBits, p.trees.get(), p.offsets.get(), cap, p.levelPlan(level), p.segs[(level + 1) & 1].get(),

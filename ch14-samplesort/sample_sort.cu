@@ -260,6 +260,7 @@ struct LocalTier {
 // The tiers, smallest first: the one table that classify's choice, the task lists, the launches and largestTier read.
 using Tiers = std::tuple<LocalTier<128, 8, 0>,   // up to 1024 keys
                          LocalTier<256, 16, 4>,  // up to 4096
+                         LocalTier<320, 16, 3>,  // up to 5120
                          LocalTier<384, 16, 3>,  // up to 6144: most of a large sort's last buckets past 4096
                                                  // (three blocks an SM beat two on an H100, spills and all)
                          LocalTier<512, 16, 2>,  // up to 8192: a T4 block holds it for keys alone

@@ -469,6 +469,9 @@ template <int kVt>
 __device__ inline unsigned stripedPosition(int j) {
     return (threadIdx.x >> 5) * 32 * kVt + j * 32 + (threadIdx.x & 31);
 }
+// Whether this warp's stretch of a chunk of len items starts inside it: a warp past it holds only pads.
+template <int kVt>
+__device__ inline bool warpBusy(unsigned len) { return (threadIdx.x >> 5) * 32u * kVt < len; }
 // A chunk of len items, striped: x[j] = load(p) at this lane's positions p below len, pad past it.
 template <int kVt, class T, class Len, class Load>
 __device__ __forceinline__ void loadStriped(Len len, T (&x)[kVt], T pad, Load load) {
@@ -818,7 +821,7 @@ __global__ void __launch_bounds__(ScatterShared<kPairs>::nt, 2) scatterKernel(Wo
     markFinished<slots, per>(sh, s, tileBits, offsets, firstSlot);
     for (size_t chunk = begin; chunk < end; chunk += nv) {
         const unsigned chunkLen = static_cast<unsigned>(smaller(end - chunk, nv));
-        const bool busy = (threadIdx.x >> 5) * 32u * vt < chunkLen;
+        const bool busy = warpBusy<vt>(chunkLen);
         uint32_t key[vt], value[vt];
         unsigned leaf[vt], rank[vt];  // rank: each key's bucket, then rank << kBucketBits | bucket
         if (kPairs) {  // this warp's row: its last reader was this warp's staging
@@ -974,7 +977,7 @@ __global__ void __launch_bounds__(Tier::nt, kPairs ? 0 : Tier::keyBlocks()) buck
     unsigned rank[vt];
     loadStriped(t.len, key, 0xFFFFFFFFu, [&](unsigned p) { return keysIn[t.start + p] - t.lo; });
     if (kPairs) loadStriped(t.len, value, 0u, [&](unsigned p) { return valuesIn[t.start + p]; });
-    const bool busy = (threadIdx.x >> 5) * 32u * vt < t.len;
+    const bool busy = warpBusy<vt>(t.len);
     unsigned shift = 0;
     if (!kPairs) {  // the stable passes take the rest, 8 bits or fewer the last
         shift = t.bits < kWideDigit ? t.bits : kWideDigit;
@@ -1208,7 +1211,7 @@ void launchBucketSorts(SortScratch& p, const SortWords& io, int level, int list,
 // classify; then the host reads the plan (a few bytes: the one wait a level), sorts this level's small buckets and
 // sizes the next level's grids (a level of few buckets launches its sorts before the plan comes back: kEarlyBlocks).
 // With marks, a mark after each step's launches (classify's after the plan is read: its round trip is its time).
-// A bound on the blocks the lists can get: a 256-way first level stays under it at every n (5 tiers of at most 511
+// A bound on the blocks the lists can get: a 256-way first level stays under it at every n (6 tiers of at most 511
 // buckets; from 2^26 keys nearly every block leaves at once).
 constexpr size_t kEarlyBlocks = 4096;
 template <int kDepth, bool kPairs>

@@ -254,15 +254,14 @@ struct LocalTier {
         return size_t{nv} * (pairs ? 8 : 4) + sizeof(unsigned) * counters;
     }
     // The keys-alone sort's blocks an SM (0: no bound), at most what an SM holds (blocksThatFit): without the
-    // register cap, the any-order pass takes the 256-, 384- and 512-thread tiers past kKeyBlocks blocks' registers.
+    // register cap, the any-order pass takes the 256- to 512-thread tiers past kKeyBlocks blocks' registers.
     static constexpr int keyBlocks() { return blocksThatFit(kNt, kKeyBlocks, sharedBytes(false)); }
 };
 // The tiers, smallest first: the one table that classify's choice, the task lists, the launches and largestTier read.
 using Tiers = std::tuple<LocalTier<128, 8, 0>,   // up to 1024 keys
                          LocalTier<256, 16, 4>,  // up to 4096
-                         LocalTier<320, 16, 3>,  // up to 5120
-                         LocalTier<384, 16, 3>,  // up to 6144: most of a large sort's last buckets past 4096
-                                                 // (three blocks an SM beat two on an H100, spills and all)
+                         LocalTier<320, 16, 3>,  // up to 5120: most of a large sort's last buckets past 4096
+                         LocalTier<384, 16, 3>,  // up to 6144 (three blocks an SM beat two on an H100, spills and all)
                          LocalTier<512, 16, 2>,  // up to 8192: a T4 block holds it for keys alone
                          LocalTier<1024, 16, 1>>; // up to 16384: 32 warps an SM (512 x 32 ran 16); no T4 block holds it
 constexpr int kTierCount = static_cast<int>(std::tuple_size<Tiers>::value);
@@ -718,7 +717,7 @@ __device__ __forceinline__ void loadChunk(const WordSource& src, const uint32_t*
 }
 
 // Each word to its ordered key (in place) and its bucket, from its leaf; pads go to the last slot, so they sort last.
-template <int kDepth, bool kPairs, int kVt>
+template <int kDepth, int kVt>
 __device__ __forceinline__ void bucketChunk(const WordSource& src, const uint32_t* tree, unsigned chunkLen,
                                             uint32_t (&key)[kVt], const unsigned (&leaf)[kVt], unsigned (&bucket)[kVt]) {
     DEVICE_UNROLL
@@ -830,7 +829,7 @@ __global__ void __launch_bounds__(ScatterShared<kPairs>::nt, 2) scatterKernel(Wo
         }
         if (busy) {
             loadChunk<kPairs>(src, valuesIn, leaves, chunk, end, key, value, leaf);
-            bucketChunk<kDepth, kPairs>(src, sh.tree, chunkLen, key, leaf, rank);
+            bucketChunk<kDepth>(src, sh.tree, chunkLen, key, leaf, rank);
             if constexpr (kPairs) warpRank<kDepth + 1, kBucketBits>(rank, mine);
             else warpRankAnyOrder<kBucketBits>(rank, mine);
         }
@@ -1577,14 +1576,15 @@ int runSelftest() {
     expect(ok, "tileBitsFor: whole histogram chunks a tile (whole scatter chunks with values); mostTiles bounds the "
                "tiles of every smaller sort");
     // mostTasks bounds every task list a level fills (the early launches' grids and the lists' scratch), by
-    // classifyKernel's rule (bucketFate). A tier's smallest buckets fill its list most.
+    // classifyKernel's rule (bucketFate), at the caps a row or a card's shared memory gives (512, and each tier from
+    // 4096 up). A tier's smallest buckets fill its list most.
     expect(finalBucket(1, 3, 9) && finalBucket(70000, 5, 5) && !finalBucket(0, 5, 5) && !finalBucket(2, 3, 4),
            "finalBucket: one key, or keys that take one value");
     size_t tierKeys[kTierCount];
     forEachTier([&](auto t) { tierKeys[t] = TierAt<t>::nv; });
     ok = true;
     for (int trial = 0; trial < 3000 && ok; ++trial) {
-        const size_t cap = trial % 4 == 0 ? 512 : tierKeys[kTierCount - 1 - trial % 3], buckets = 1 + rng.below(600);
+        const size_t cap = trial % 4 ? tierKeys[1 + trial / 4 % (kTierCount - 1)] : 512, buckets = 1 + rng.below(600);
         const int fullest = trial / 3 % kTierCount;
         size_t keys = 0, count[kLists] = {}, most[kLists];
         for (size_t b = 0; b < buckets; ++b) {

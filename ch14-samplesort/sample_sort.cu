@@ -1063,9 +1063,8 @@ struct ScratchSizes {
     }
     size_t bytes(size_t n, bool pairs) const {
         const size_t listTotal = std::accumulate(std::begin(lists), std::end(lists), size_t{0});
-        const size_t leaves = n;  // a byte a key
-        // counts / 4: CUB's scan, 16 B a tile of 64+
-        return 2 * n * (pairs ? 8 : 4) + leaves + 2 * segs * sizeof(Segment) + 2 * listTotal * sizeof(Task) +
+        // n: the leaves, a byte a key; counts / 4: CUB's scan, 16 B a tile of 64+
+        return 2 * n * (pairs ? 8 : 4) + n + 2 * segs * sizeof(Segment) + 2 * listTotal * sizeof(Task) +
                trees * 4 + counts * (sizeof(unsigned) + sizeof(uint64_t)) + counts / 4 + 4096;
     }
 };

@@ -61,7 +61,8 @@ def main():
         def titled(panels, words):
             return [p for p in panels if all(w in p["title"] for w in words)]
 
-        lessons = sorted(HERE.glob("*.csv")) + sorted(ROOT.glob("*/h200-*.csv"))
+        # Every committed H200 run draws, but a *-runs.csv: several builds' tables side by side for NOTES.md, no picture.
+        lessons = sorted(HERE.glob("*.csv")) + sorted(p for p in ROOT.glob("*/h200-*.csv") if not p.name.endswith("-runs.csv"))
         for files in [[f] for f in lessons] + [[ROOT / "day36-merge" / "h200-2026-12-01.csv",
                                                  ROOT / "scripts" / "data" / "day36-seed-t4.csv"]]:
             draw(*files)

@@ -835,7 +835,7 @@ __global__ void __launch_bounds__(ScatterShared<kPairs>::nt, 2) scatterKernel(Wo
         chunkPlaces<kPairs, slots>(sh, firstSlot, base);
         __syncthreads();
         if (busy) stageChunk(sh, mine, rank, key, true);
-        // The values load only now, while the keys go out: loaded with the keys, the scatters took 3-11 % longer.
+        // The values load only now, while the keys go out: loaded with the keys, the scatters took 3-12 % longer.
         if (kPairs && busy) loadStriped(chunkLen, value, 0u, [&](unsigned p) { return valuesIn[chunk + p]; });
         __syncthreads();
         writeChunk<kPairs, vt>(sh, true, chunkLen, keysOut, keysDone, map);

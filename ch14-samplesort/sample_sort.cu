@@ -263,7 +263,7 @@ using Tiers = std::tuple<LocalTier<128, 8, 0>,   // up to 1024 keys
                          LocalTier<320, 16, 3>,  // up to 5120: most of a large sort's last buckets past 4096
                          LocalTier<384, 16, 3>,  // up to 6144 (three blocks an SM beat two on an H100, spills and all)
                          LocalTier<512, 16, 2>,  // up to 8192: a T4 block holds it for keys alone
-                         LocalTier<1024, 16, 1>>; // up to 16384: 32 warps an SM (512 x 32 ran 16); no T4 block holds it
+                         LocalTier<1024, 16, 1>>; // up to 16384: 32 warps an SM (512 x 32 held 16); no T4 block holds it
 constexpr int kTierCount = static_cast<int>(std::tuple_size<Tiers>::value);
 template <int kT> using TierAt = std::tuple_element_t<kT, Tiers>;
 // The tier that sorts a bucket of len keys (at most the largest tier's): the smallest that holds it.
@@ -304,8 +304,8 @@ static_assert((1u << kWideDigit) + 1 <= (1u << kDigitBits) && (1 << stableBits(t
 struct Segment { size_t start, len, firstTile; uint32_t lo, hi; };
 // A bucket for one block: sort [start, start + len) (keys - lo have `bits` bits).
 struct Task { size_t start; uint32_t len, lo, bits; };
-constexpr int kLists = kTierCount;  // task lists: a tier's each
-// What a level's classify kernel hands the host: the next level's size, the task lists' lengths, the balance figures.
+constexpr int kLists = kTierCount;  // task lists: list t holds tier t's buckets
+// What classify hands the host: the next level's size, the lists' lengths, the balance (keysEqual: finalBucket's keys).
 struct Plan {
     // The next level's segments in the low kSegmentBits, its tiles above: one atomic hands out both.
     static constexpr int kSegmentBits = 24;
@@ -340,7 +340,7 @@ __host__ __device__ inline void layTree(const uint32_t* sorted, int depth, int i
 __host__ __device__ inline unsigned treeLeaf(const uint32_t* tree, int depth, uint32_t key) {
 #ifdef __CUDA_ARCH__
     // On the device the tree is in shared memory (every caller's is), and the walk keeps node i's 32-bit
-    // address a = base + 4i: a turn, a = 2a - base + 4 right, is a compare, a select and one add.
+    // address a = base + 4i: a turn, a = 2a - base (+ 4 to the right), is a compare, a select and one add.
     const uint32_t base = static_cast<uint32_t>(__cvta_generic_to_shared(tree));
     const uint32_t turnLeft = 0u - base, turnRight = 4u - base;
     uint32_t a = base + 4;
@@ -356,8 +356,8 @@ __host__ __device__ inline unsigned treeLeaf(const uint32_t* tree, int depth, ui
     return node - (1u << depth);
 #endif
 }
-__host__ __device__ inline unsigned bucketOfLeaf(const uint32_t* tree, int depth, unsigned b, uint32_t key) {
-    return 2 * b - (b > 0 && tree[(1u << depth) + b - 1] == key);
+__host__ __device__ inline unsigned bucketOfLeaf(const uint32_t* tree, int depth, unsigned leaf, uint32_t key) {
+    return 2 * leaf - (leaf > 0 && tree[(1u << depth) + leaf - 1] == key);
 }
 __host__ __device__ inline unsigned treeBucket(const uint32_t* tree, int depth, uint32_t key) {
     return bucketOfLeaf(tree, depth, treeLeaf(tree, depth, key), key);
@@ -452,8 +452,8 @@ __host__ __device__ inline size_t samplePosition(const Segment& s, int level, in
     return s.start + mix64(z) % s.len;
 }
 
-// Where a level's keys come from, as ranks: the caller's keys through the sort's RankMap (the first
-// level), or the ranks the level before wrote (the identity map). One type: each kernel compiles once.
+// Where a level's keys come from, as ordered keys: the caller's keys through the sort's RankMap (the first
+// level), or the ordered keys the level before wrote (the identity map). One type: each kernel compiles once.
 struct WordSource {
     const uint32_t* words;
     RankMap map;
@@ -495,9 +495,9 @@ __device__ inline unsigned matchPeers(unsigned v) {
     return peers;
 }
 
-// Ranks kVt items a lane in the warp's order (item j of every lane before item j + 1; lower lanes first) among
-// the warp's earlier items of the same bucket (below 2^kBits). In place, one register (two spilled: NOTES.md):
-// x[j], item j's bucket, becomes rank << kPack | bucket. counts (this warp's row) ends holding the warp's counts.
+// Ranks kVt items a lane in the warp's order (item j of every lane before item j + 1; lower lanes first) among the
+// warp's earlier items of the same bucket (below 2^kBits). In place, one register an item (an array of ranks spilled:
+// NOTES.md): x[j], item j's bucket, becomes rank << kPack | bucket; counts (this warp's row) ends as its counts.
 template <int kBits, int kPack, int kVt>
 __device__ inline void warpRank(unsigned (&x)[kVt], unsigned* counts) {
     const unsigned lane = threadIdx.x & 31;
@@ -515,7 +515,7 @@ __device__ inline void warpRank(unsigned (&x)[kVt], unsigned* counts) {
 // Distinct ranks in any order, for what needs no stable order: the histogram (which keeps only the counts), the
 // scatter of keys alone and the bucket sort's first pass of keys alone (equal keys are equal bits, and every bucket
 // is sorted or all-equal afterwards). One shared-memory atomic a key into counts; when the whole warp holds one
-// bucket (sorted, all-equal, runs), one lane adds 32, so the atomics never serialize. In place, as warpRank.
+// bucket (sorted, all-equal, runs), one lane adds 32 for all: one atomic, not 32 on one word. In place, as warpRank.
 template <int kPack, int kVt>
 __device__ inline void warpRankAnyOrder(unsigned (&x)[kVt], unsigned* counts) {
     const unsigned lane = threadIdx.x & 31;
@@ -594,7 +594,7 @@ __device__ inline void countTile(size_t begin, size_t end, unsigned* warpRow, un
     constexpr int vt = Tuning::vt, nv = Tuning::nv;
     using Word = decltype(load(begin));
     for (size_t chunk = begin; chunk < end; chunk += nv) {
-        Word key[vt];  // a size_t bound: a 32-bit one changes the registers this kernel gets
+        Word key[vt];  // loadStriped gets a size_t length: an unsigned one changes this kernel's registers
         loadStriped(smaller(end - chunk, nv), key, Word{}, [&](unsigned p) { return load(chunk + p); });
         const unsigned len = static_cast<unsigned>(smaller(end - chunk, nv));
         unsigned bucket[vt];
@@ -692,11 +692,11 @@ __global__ void __launch_bounds__(Tuning::nt) histogramKernel(WordSource src, co
               [&](size_t i) { return src.words[i]; },
               [&](uint32_t word, size_t i) {
                   const uint32_t key = src.map.rank(word);
-                  const unsigned b = treeLeaf(tree, kDepth, key);
-                  leaves[i] = static_cast<uint8_t>(b);  // the scatter walks no tree
-                  return bucketOfLeaf(tree, kDepth, b, key);
+                  const unsigned leaf = treeLeaf(tree, kDepth, key);
+                  leaves[i] = static_cast<uint8_t>(leaf);  // the scatter walks no tree
+                  return bucketOfLeaf(tree, kDepth, leaf, key);
               });
-    __syncthreads();
+    __syncthreads();  // the pad slot's count stays 0: its offset then ends the segment's last bucket (bucketSpan)
     for (int b = threadIdx.x; b < slots; b += Tuning::nt) {
         unsigned sum = 0;
         for (int w = 0; w < Tuning::warps; ++w) sum += warpCounts[w * slots + b];
@@ -766,26 +766,26 @@ __device__ __forceinline__ void markFinished(ScatterShared<kPairs>& sh, const Se
 // A busy warp's items staged by bucket in shared memory (the keys with their buckets).
 template <bool kPairs, int kVt>
 __device__ __forceinline__ void stageChunk(ScatterShared<kPairs>& sh, const unsigned* mine, const unsigned (&rank)[kVt],
-                                           const uint32_t (&item)[kVt], bool keys) {
+                                           const uint32_t (&item)[kVt], bool areKeys) {
     DEVICE_UNROLL
     for (int j = 0; j < kVt; ++j) {
         const unsigned b = rank[j] & kBucketMask;
         const unsigned p = sh.starts[b] + (kPairs ? mine[b] : 0) + (rank[j] >> kBucketBits);
         sh.stage[p] = item[j];
-        if (keys) sh.stageBucket[p] = static_cast<uint16_t>(b);
+        if (areKeys) sh.stageBucket[p] = static_cast<uint16_t>(b);
     }
 }
 // The staged items written out: a bucket's land consecutively, in out, or where the bucket is finished in done
 // (keys back to the caller's words by map).
 template <bool kPairs, int kVt>
-__device__ __forceinline__ void writeChunk(const ScatterShared<kPairs>& sh, bool keys, unsigned chunkLen, uint32_t* out,
+__device__ __forceinline__ void writeChunk(const ScatterShared<kPairs>& sh, bool areKeys, unsigned chunkLen, uint32_t* out,
                                            uint32_t* done, RankMap map) {
     DEVICE_UNROLL
     for (int j = 0; j < kVt; ++j) {
         const unsigned i = j * ScatterShared<kPairs>::nt + threadIdx.x;
         if (i >= chunkLen) break;
         const unsigned b = sh.stageBucket[i];
-        if (sh.finished[b]) done[sh.delta[b] + i] = keys ? map.word(sh.stage[i]) : sh.stage[i];
+        if (sh.finished[b]) done[sh.delta[b] + i] = areKeys ? map.word(sh.stage[i]) : sh.stage[i];
         else out[sh.delta[b] + i] = sh.stage[i];
     }
 }
@@ -825,7 +825,7 @@ __global__ void __launch_bounds__(ScatterShared<kPairs>::nt, 2) scatterKernel(Wo
             for (int i = threadIdx.x & 31; i < slots; i += 32) mine[i] = 0;
             __syncwarp();
         }
-        if (busy) {
+        if (busy) {  // loadChunk's length a size_t, as countTile's (an unsigned one changes the registers)
             loadChunk(src, leaves, chunk, smaller(end - chunk, nv), key, leaf);
             bucketChunk<kDepth>(src, sh.tree, chunkLen, key, leaf, rank);
             if constexpr (kPairs) warpRank<kDepth + 1, kBucketBits>(rank, mine);
@@ -850,8 +850,8 @@ __global__ void __launch_bounds__(ScatterShared<kPairs>::nt, 2) scatterKernel(Wo
 
 // The classify kernel's steps, one (segment, bucket) a thread: a bucket of len keys at start, keys in [lo, hi].
 // The plan's balance figures: summed over the warp first (every lane gets here), one atomic a warp, not one a bucket.
-__device__ __forceinline__ void addToPlan(size_t len, bool equal, bool small, unsigned lane, Plan* plan) {
-    unsigned long long nonEmpty = len != 0, largest = len, keysEqual = equal ? len : 0, keysToBlocks = small ? len : 0;
+__device__ __forceinline__ void addToPlan(size_t len, bool finished, bool small, unsigned lane, Plan* plan) {
+    unsigned long long nonEmpty = len != 0, largest = len, keysEqual = finished ? len : 0, keysToBlocks = small ? len : 0;
     for (int d = 16; d > 0; d >>= 1) {
         nonEmpty += __shfl_xor_sync(0xFFFFFFFFu, nonEmpty, d);
         const unsigned long long other = __shfl_xor_sync(0xFFFFFFFFu, largest, d);
@@ -921,8 +921,8 @@ __device__ __forceinline__ void digitsOf(const uint32_t (&key)[kVt], unsigned le
         digit[j] = padDigit && stripedPosition<kVt>(j) >= len ? padDigit : (key[j] >> shift) & mask;
 }
 
-// Every key (and value) of a busy warp to its place, starts[digit] + before[digit] + rank; then every lane
-// reads its striped positions back (past the bucket no key was written: the pad stays).
+// Every key (and value) of a busy warp to its place, starts[digit] + before[digit] + rank; then every lane reads
+// its striped positions below len back (a busy warp's pads land past the bucket: each lane keeps its pad).
 template <int kVt, bool kPairs>
 __device__ __forceinline__ void moveByRank(bool busy, unsigned len, const unsigned (&rank)[kVt], const unsigned* starts,
                                            const unsigned* before, const LocalShared& sh, uint32_t (&key)[kVt],
@@ -1088,7 +1088,7 @@ inline cudaError_t scanCounts(void* temp, size_t& bytes, const unsigned* counts,
     return cub::DeviceScan::ExclusiveScan(temp, bytes, counts, offsets, Sum64{}, uint64_t{0}, count);
 }
 
-// What one sort reads and writes, as 32-bit words: n keys (map: the caller's keys to ordered ranks and back).
+// What one sort reads and writes, as 32-bit words: n keys (map: the caller's keys to ordered keys and back).
 struct SortWords {
     const uint32_t *in, *valuesIn;
     uint32_t *out, *valuesOut;
@@ -1115,10 +1115,10 @@ struct SortScratch {
     DeviceBuffer<Task> lists;
     DeviceBuffer<size_t> listMeta;  // bases, then capacities
     DeviceBuffer<Plan> plan;
-    // A stream a task list: a level's tiers' sorts run side by side (in one stream each launch, often part of one wave,
-    // waited for the one before). Non-blocking, so the next level's steps go on beside a level's sorts (whose last wave
-    // of big buckets leaves most SMs idle): the sorts wait for classify (the event), the default stream for the sorts
-    // (sorted) only where the keys, lists or plan they read are written again (two levels on) and at the sort's end.
+    // A stream a task list, so a level's tiers' sorts run side by side (in one stream each launch, often under a wave,
+    // would wait for the one before). Non-blocking, so the next level's steps go on beside a level's sorts (whose last
+    // wave of big buckets leaves most SMs idle): the sorts wait for classify (the event); the default stream waits for
+    // them (sorted) only where what they read is written again (two levels on) and at the end.
     cudaStream_t listStreams[kLists] = {};
     cudaEvent_t sorted[2][kLists] = {};  // after a level's sorts, each list's, by level parity
     cudaStream_t planStream = nullptr;  // the plan's copy when the sorts went out before it: waits only for classify
@@ -1132,7 +1132,7 @@ struct SortScratch {
     const unsigned* listCount(int level, int l) const {
         return reinterpret_cast<const unsigned*>(reinterpret_cast<const char*>(levelPlan(level)) + offsetof(Plan, lists)) + l;
     }
-    // The default stream waits for the sorts of the last level of this parity to launch any.
+    // The default stream waits for the sorts of the last level of this parity (each list's event, launches or none).
     void waitForSorts(int level) const { for (auto e : sorted[level & 1]) CUDA_CHECK(cudaStreamWaitEvent(0, e, 0)); }
 
     void reserve(size_t n, bool pairs, const ScratchSizes& s) {  // after the caller's device-memory check, which speaks first
@@ -1194,7 +1194,7 @@ struct Problem {
 // plan's count leave at once; else the kernels read no count). Then `sorted` marks the stream, launches or none.
 template <class Tier, bool kPairs>
 void launchBucketSorts(SortScratch& p, const SortWords& io, int level, int list, size_t blocks, bool early,
-                       const uint32_t* keys, const uint32_t* values) {
+                       const uint32_t* keysIn, const uint32_t* valuesIn) {
     const cudaStream_t stream = p.listStreams[list];
     if (blocks) {
         const size_t shared = Tier::sharedBytes(kPairs);
@@ -1203,7 +1203,7 @@ void launchBucketSorts(SortScratch& p, const SortWords& io, int level, int list,
         requireShared(bucketSortKernel<Tier, kPairs>, shared, "bucketSortKernel");
         CUDA_CHECK(cudaStreamWaitEvent(stream, p.classified, 0));
         bucketSortKernel<Tier, kPairs><<<static_cast<unsigned>(blocks), Tier::nt, shared, stream>>>(p.levelLists(level) +
-            p.listBase[list], early ? p.listCount(level, list) : nullptr, keys, values, io.out, io.valuesOut, io.map);
+            p.listBase[list], early ? p.listCount(level, list) : nullptr, keysIn, valuesIn, io.out, io.valuesOut, io.map);
         CUDA_CHECK_LAUNCH("bucketSortKernel");
     }
     CUDA_CHECK(cudaEventRecord(p.sorted[level & 1][list], stream));
@@ -1221,7 +1221,7 @@ Plan runLevel(SortScratch& p, const SortWords& io, size_t cap, int level, WordSo
               unsigned numSegs, size_t numTiles, int tileBits, size_t keys, StepMarks* marks) {
     constexpr int slots = 2 << kDepth;
     constexpr double keyBytes = kPairs ? 8 : 4;  // a key and its value, read or written
-    const size_t counts = numTiles * slots;  // the histogram's: written as 4 bytes each, read as 8 (offsets)
+    const size_t numCounts = numTiles * slots;  // the histogram's: written as 4 bytes each, read as 8 (offsets)
     auto mark = [&](const char* step, size_t count, const char* what, double bytes) {
         if (marks)
             marks->step("level " + std::to_string(level + 1) + " " + step,
@@ -1237,17 +1237,17 @@ Plan runLevel(SortScratch& p, const SortWords& io, size_t cap, int level, WordSo
     histogramKernel<kDepth><<<tiles, Tuning::nt>>>(src, segs, numSegs, tileBits, p.trees.get(), p.counts.get(),
                                                     p.leaves.get());
     CUDA_CHECK_LAUNCH("histogramKernel");
-    mark("histogram", keys, "key", keys * 5.0 + 4.0 * counts);  // and a leaf a key
+    mark("histogram", keys, "key", keys * 5.0 + 4.0 * numCounts);  // and a leaf a key
     size_t scanBytes = p.scanTemp.size();
-    CUDA_CHECK(scanCounts(p.scanTemp.get(), scanBytes, p.counts.get(), p.offsets.get(), counts));
-    mark("scan", counts, "count", 12.0 * counts);
+    CUDA_CHECK(scanCounts(p.scanTemp.get(), scanBytes, p.counts.get(), p.offsets.get(), numCounts));
+    mark("scan", numCounts, "count", 12.0 * numCounts);
     constexpr size_t scatterBytes = sizeof(ScatterShared<kPairs>);  // past 48 KiB: opt in, as the sorts do
     requireShared(scatterKernel<kDepth, kPairs>, scatterBytes, "scatterKernel");
     if (level >= 2) p.waitForSorts(level);  // level - 2's sorts read keysOut, and its lists and plan are refilled below
     scatterKernel<kDepth, kPairs><<<tiles, ScatterShared<kPairs>::nt, scatterBytes>>>(src, valuesIn, p.leaves.get(),
         segs, numSegs, tileBits, p.trees.get(), p.offsets.get(), keysOut, valuesOut, io.out, io.valuesOut, io.map);
     CUDA_CHECK_LAUNCH("scatterKernel");
-    mark("scatter", keys, "key", keys * (2 * keyBytes + 1) + 8.0 * counts);
+    mark("scatter", keys, "key", keys * (2 * keyBytes + 1) + 8.0 * numCounts);
     CUDA_CHECK(cudaMemsetAsync(p.levelPlan(level), 0, sizeof(Plan)));
     classifyKernel<kDepth><<<gridFor(size_t{numSegs} * slots, Tuning::classifyNt, "classifyKernel"), Tuning::classifyNt>>>(
         segs, numSegs, tileBits, p.trees.get(), p.offsets.get(), cap, p.levelPlan(level), p.segs[(level + 1) & 1].get(),
@@ -1314,7 +1314,7 @@ void sampleSortAs(SortScratch& p, const SortWords& io, const SortConfig& c, Step
             : runLevel<Tuning::maxDepth, kPairs>(p, io, c.cap, level, src, valuesIn, numSegs, numTiles, tileBits, keys, marks);
         p.balance.levels.push_back({numSegs, keys, 1 << (narrow ? kNarrowDepth : c.depth), plan});
         keys -= plan.keysToBlocks + plan.keysEqual;
-        largest = plan.largest;  // the next level's segments are this level's buckets past cap
+        largest = plan.largest;  // at least the next level's largest segment (it counts every bucket, finished ones too)
         numSegs = plan.nextSegments();
         numTiles = plan.nextTiles();
     }

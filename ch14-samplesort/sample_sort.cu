@@ -496,8 +496,8 @@ __device__ inline unsigned matchPeers(unsigned v) {
 }
 
 // Ranks kVt items a lane in the warp's order (item j of every lane before item j + 1; lower lanes first) among the
-// warp's earlier items of the same bucket (below 2^kBits). In place, one register an item (an array of ranks spilled:
-// NOTES.md): x[j], item j's bucket, becomes rank << kPack | bucket; counts (this warp's row) ends as its counts.
+// warp's earlier items of the same bucket (below 2^kBits). In place, one register an item (ranks in an array of
+// their own spilled: NOTES.md): x[j], item j's bucket, becomes rank << kPack | bucket; counts (its row) ends as counts.
 template <int kBits, int kPack, int kVt>
 __device__ inline void warpRank(unsigned (&x)[kVt], unsigned* counts) {
     const unsigned lane = threadIdx.x & 31;

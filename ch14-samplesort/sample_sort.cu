@@ -240,6 +240,10 @@ static_assert(Tuning::tileKeys == size_t{1} << Tuning::tileBits, "the largest ti
 // of up to stableBits (9 with values: half the last level's buckets at 2^28 keys span 17 bits, 8 + 9, not 8 + 8 + 1).
 constexpr unsigned kWideDigit = 10;
 __host__ __device__ constexpr int stableBits(bool pairs) { return pairs ? 9 : 8; }
+// Keys alone, a bucket wider than kWideDigit + stableBits bits (three radix passes or more) first tries one counting
+// pass over its top bits (countSortBucket), as many as the tier's counters hold, at most kCountBits.
+constexpr unsigned kCountBits = 12, kLongestRun = 16;  // a run past kLongestRun keys: the radix passes instead
+constexpr int floorLog2(unsigned x) { return x <= 1 ? 0 : 1 + floorLog2(x / 2); }
 template <int kNt, int kVt, int kKeyBlocks>
 struct LocalTier {
     static constexpr int nt = kNt, vt = kVt, nv = kNt * kVt, warps = kNt / 32;
@@ -249,6 +253,10 @@ struct LocalTier {
         const int rows = warps << stableBits(pairs), wideRow = (1 << kWideDigit) + 32;
         return rows > wideRow ? rows : wideRow;
     }
+    // The counting pass's bits: 2^countBits counters and their end fit those words (no more shared memory), and
+    // no more counters than keys.
+    static constexpr int countSlots = countWords(false) - 1 < nv ? countWords(false) - 1 : nv;
+    static constexpr int countBits = floorLog2(countSlots) < int(kCountBits) ? floorLog2(countSlots) : int(kCountBits);
     static constexpr size_t sharedBytes(bool pairs) {
         const size_t counters = countWords(pairs) + 2 * (1 << stableBits(pairs)) + 32;
         return size_t{nv} * (pairs ? 8 : 4) + sizeof(unsigned) * counters;
@@ -299,6 +307,7 @@ static_assert(Tuning::maxSlots <= (1 << kBucketBits) && ScatterShared<true>::nv 
               ScatterShared<false>::nv <= (1 << (32 - kBucketBits)), "a scatter chunk's rank and bucket fit a word");
 static_assert((1u << kWideDigit) + 1 <= (1u << kDigitBits) && (1 << stableBits(true)) <= (1 << kDigitBits) &&
               TierAt<kTierCount - 1>::nv <= (1 << (32 - kDigitBits)), "a bucket sort's rank and digit (pads' too) fit a word");
+static_assert(TierAt<kTierCount - 1>::nv <= (1 << (32 - kCountBits)), "a counted key's place in its run and its top bits fit a word");
 
 // A piece of the array one level distributes: its keys lie in [lo, hi].
 struct Segment { size_t start, len, firstTile; uint32_t lo, hi; };
@@ -946,6 +955,60 @@ __device__ __forceinline__ void moveByRank(bool busy, unsigned len, const unsign
     __syncthreads();
 }
 
+// Where a key goes within its run [begin, end) of staged keys (equal top bits): after the run's smaller keys and
+// its equal keys staged before it (me: the key's own staged place).
+__host__ __device__ inline unsigned placeInRun(const uint32_t* staged, unsigned begin, unsigned end, uint32_t key, unsigned me) {
+    unsigned before = 0;
+    for (unsigned u = begin; u < end; ++u) before += staged[u] < key || (staged[u] == key && u < me);
+    return begin + before;
+}
+
+// Keys alone: the bucket sorted by one counting pass over its top bits (up to countBits): each key's shared atomic
+// gives its place in its run of equal top bits (any order: equal keys are equal bits), the scan the runs' starts;
+// staged by run, each key counts the keys of its run that go before it (placeInRun) and moves once; then the bucket
+// is written out. False, keys untouched, where a run holds more than kLongestRun keys: the radix passes take it.
+template <class Tier>
+__device__ __forceinline__ bool countSortBucket(const Task& t, bool busy, const uint32_t (&key)[Tier::vt],
+                                                unsigned (&at)[Tier::vt], const LocalShared& sh, uint32_t* keysOut, RankMap map) {
+    constexpr int vt = Tier::vt, nt = Tier::nt;
+    const unsigned shift = t.bits - Tier::countBits, slots = 1u << Tier::countBits;
+    unsigned* counts = sh.warpCounts;  // counts[slots]: 0, then the scan's end
+    for (unsigned i = threadIdx.x; i <= slots; i += nt) counts[i] = 0;
+    __syncthreads();
+    DEVICE_UNROLL
+    for (int j = 0; j < vt; ++j)
+        if (busy && stripedPosition<vt>(j) < t.len) at[j] = atomicAdd(&counts[key[j] >> shift], 1u) << kCountBits | key[j] >> shift;
+    __syncthreads();
+    slotsExclusiveScan<nt>(counts, counts, static_cast<int>(slots + 1), sh.scratch);  // counts[top + 1] ends run top
+    bool longRun = false;
+    DEVICE_UNROLL
+    for (int j = 0; j < vt; ++j) {
+        const unsigned top = at[j] & ((1u << kCountBits) - 1);
+        if (busy && stripedPosition<vt>(j) < t.len) longRun = longRun || counts[top + 1] - counts[top] > kLongestRun;
+    }
+    if (__syncthreads_or(longRun)) return false;  // the block's choice, and a barrier before the radix passes reuse counts
+    DEVICE_UNROLL
+    for (int j = 0; j < vt; ++j)  // staged by run
+        if (busy && stripedPosition<vt>(j) < t.len) sh.keys[counts[at[j] & ((1u << kCountBits) - 1)] + (at[j] >> kCountBits)] = key[j];
+    __syncthreads();
+    DEVICE_UNROLL
+    for (int j = 0; j < vt; ++j) {
+        const unsigned top = at[j] & ((1u << kCountBits) - 1), begin = counts[top];
+        if (busy && stripedPosition<vt>(j) < t.len) at[j] = placeInRun(sh.keys, begin, counts[top + 1], key[j], begin + (at[j] >> kCountBits));
+    }
+    __syncthreads();
+    DEVICE_UNROLL
+    for (int j = 0; j < vt; ++j)
+        if (busy && stripedPosition<vt>(j) < t.len) sh.keys[at[j]] = key[j];
+    __syncthreads();
+    DEVICE_UNROLL
+    for (int j = 0; j < vt; ++j) {
+        const unsigned p = stripedPosition<vt>(j);
+        if (p < t.len) keysOut[t.start + p] = map.word(sh.keys[p] + t.lo);
+    }
+    return true;
+}
+
 // The stable passes over bits [shift, bits): pass(shift, std::integral_constant<int, passBits>) for each, 8 bits
 // a pass until what is left fits one pass: 4, 6, 7 or 8 bits, or with values 9 (stableBits says why).
 #pragma nv_exec_check_disable  // pass is the kernel's device lambda, or the selftest's host one
@@ -981,6 +1044,8 @@ __global__ void __launch_bounds__(Tier::nt, kPairs ? 0 : Tier::keyBlocks()) buck
     loadStriped(t.len, key, 0xFFFFFFFFu, [&](unsigned p) { return keysIn[t.start + p] - t.lo; });
     if (kPairs) loadStriped(t.len, value, 0u, [&](unsigned p) { return valuesIn[t.start + p]; });
     const bool busy = warpBusy<vt>(t.len);
+    if constexpr (!kPairs)  // three radix passes or more: one counting pass, where the runs are short
+        if (t.bits > kWideDigit + stableBits(false) && countSortBucket<Tier>(t, busy, key, rank, sh, keysOut, map)) return;
     unsigned shift = 0;
     if (!kPairs) {  // the stable passes take the rest, 8 bits or fewer the last
         shift = t.bits < kWideDigit ? t.bits : kWideDigit;
@@ -1605,6 +1670,32 @@ int runSelftest() {
     const Segment segs[] = {{0, 5, 0, 0, 0}, {5, 40000, 1, 0, 0}, {40005, 3, 4, 0, 0}};
     expect(segmentOfTile(segs, 3, 0) == 0 && segmentOfTile(segs, 3, 1) == 1 && segmentOfTile(segs, 3, 3) == 1 &&
                segmentOfTile(segs, 3, 4) == 2, "segmentOfTile: a tile finds the segment that holds it");
+    // countSortBucket on the host, a key at a time in a shuffled order (any order, as the atomics give it): the
+    // counts of the top bits, their scan, the staging by run, placeInRun; every place once, the keys sorted.
+    ok = true;
+    for (int trial = 0; trial < 600 && ok; ++trial) {
+        const size_t len = 1 + rng.below(trial % 3 ? 16384 : 64);
+        const unsigned bits = 19 + static_cast<unsigned>(rng.below(14)), top = 10 + trial % 3, shift = bits - top;
+        std::vector<uint32_t> key(len), staged(len), out(len, 0);
+        for (auto& k : key)  // few values (ties), or spread over the bits
+            k = static_cast<uint32_t>(trial % 4 == 3 ? rng.below(5) : rng.next()) & (0xFFFFFFFFu >> (32 - bits));
+        std::vector<unsigned> counts((size_t{1} << top) + 1, 0), order(len), at(len), place(len);
+        std::iota(order.begin(), order.end(), 0u);
+        for (size_t i = len - 1; i > 0; --i) std::swap(order[i], order[rng.below(i + 1)]);
+        for (unsigned p : order) at[p] = counts[key[p] >> shift]++;
+        std::exclusive_scan(counts.begin(), counts.end(), counts.begin(), 0u);
+        for (unsigned p = 0; p < len; ++p) staged[counts[key[p] >> shift] + at[p]] = key[p];
+        std::vector<bool> taken(len, false);
+        for (unsigned p = 0; p < len && ok; ++p) {
+            const unsigned run = key[p] >> shift, begin = counts[run];
+            place[p] = placeInRun(staged.data(), begin, counts[run + 1], key[p], begin + at[p]);
+            ok = place[p] < len && !taken[place[p]];
+            if (ok) taken[place[p]] = true, out[place[p]] = key[p];
+        }
+        std::sort(key.begin(), key.end());
+        ok = ok && out == key;
+    }
+    expect(ok, "the counting pass: runs by top bits, placeInRun within them, every place once, the keys sorted");
     // (The order and the host reference are common's, tested by common_key_order_test.)
     return selftestVerdict();
 }

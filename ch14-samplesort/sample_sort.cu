@@ -968,38 +968,52 @@ __host__ __device__ inline unsigned placeInRun(const uint32_t* staged, unsigned 
 // staged by run, each key counts the keys of its run that go before it (placeInRun) and moves once; then the bucket
 // is written out. False, keys untouched, where a run holds more than kLongestRun keys: the radix passes take it.
 template <class Tier>
-__device__ __forceinline__ bool countSortBucket(const Task& t, bool busy, const uint32_t (&key)[Tier::vt],
-                                                unsigned (&at)[Tier::vt], const LocalShared& sh, uint32_t* keysOut, RankMap map) {
+__device__ __forceinline__ bool countSortBucket(const Task& t, const uint32_t* keysIn, const LocalShared& sh, uint32_t* keysOut,
+                                                RankMap map) {
     constexpr int vt = Tier::vt, nt = Tier::nt;
+    constexpr unsigned topMask = (1u << kCountBits) - 1;
     const unsigned shift = t.bits - Tier::countBits, slots = 1u << Tier::countBits;
+    const bool busy = warpBusy<vt>(t.len);
+    uint32_t key[vt];  // its own keys, not the radix passes': their registers stay as they were
+    unsigned at[vt];   // place in its run << kCountBits | top bits, then its place in the bucket
+    loadStriped(t.len, key, 0u, [&](unsigned p) { return keysIn[t.start + p] - t.lo; });
     unsigned* counts = sh.warpCounts;  // counts[slots]: 0, then the scan's end
     for (unsigned i = threadIdx.x; i <= slots; i += nt) counts[i] = 0;
     __syncthreads();
-    DEVICE_UNROLL
-    for (int j = 0; j < vt; ++j)
-        if (busy && stripedPosition<vt>(j) < t.len) at[j] = atomicAdd(&counts[key[j] >> shift], 1u) << kCountBits | key[j] >> shift;
+    if (busy) {
+        DEVICE_UNROLL
+        for (int j = 0; j < vt; ++j)
+            if (stripedPosition<vt>(j) < t.len) at[j] = atomicAdd(&counts[key[j] >> shift], 1u) << kCountBits | key[j] >> shift;
+    }
     __syncthreads();
     slotsExclusiveScan<nt>(counts, counts, static_cast<int>(slots + 1), sh.scratch);  // counts[top + 1] ends run top
     bool longRun = false;
-    DEVICE_UNROLL
-    for (int j = 0; j < vt; ++j) {
-        const unsigned top = at[j] & ((1u << kCountBits) - 1);
-        if (busy && stripedPosition<vt>(j) < t.len) longRun = longRun || counts[top + 1] - counts[top] > kLongestRun;
+    if (busy) {
+        DEVICE_UNROLL
+        for (int j = 0; j < vt; ++j)
+            if (stripedPosition<vt>(j) < t.len) longRun = longRun || counts[(at[j] & topMask) + 1] - counts[at[j] & topMask] > kLongestRun;
     }
     if (__syncthreads_or(longRun)) return false;  // the block's choice, and a barrier before the radix passes reuse counts
-    DEVICE_UNROLL
-    for (int j = 0; j < vt; ++j)  // staged by run
-        if (busy && stripedPosition<vt>(j) < t.len) sh.keys[counts[at[j] & ((1u << kCountBits) - 1)] + (at[j] >> kCountBits)] = key[j];
-    __syncthreads();
-    DEVICE_UNROLL
-    for (int j = 0; j < vt; ++j) {
-        const unsigned top = at[j] & ((1u << kCountBits) - 1), begin = counts[top];
-        if (busy && stripedPosition<vt>(j) < t.len) at[j] = placeInRun(sh.keys, begin, counts[top + 1], key[j], begin + (at[j] >> kCountBits));
+    if (busy) {  // staged by run
+        DEVICE_UNROLL
+        for (int j = 0; j < vt; ++j)
+            if (stripedPosition<vt>(j) < t.len) sh.keys[counts[at[j] & topMask] + (at[j] >> kCountBits)] = key[j];
     }
     __syncthreads();
-    DEVICE_UNROLL
-    for (int j = 0; j < vt; ++j)
-        if (busy && stripedPosition<vt>(j) < t.len) sh.keys[at[j]] = key[j];
+    if (busy) {
+        DEVICE_UNROLL
+        for (int j = 0; j < vt; ++j) {
+            if (stripedPosition<vt>(j) >= t.len) continue;
+            const unsigned begin = counts[at[j] & topMask], end = counts[(at[j] & topMask) + 1];
+            at[j] = placeInRun(sh.keys, begin, end, key[j], begin + (at[j] >> kCountBits));
+        }
+    }
+    __syncthreads();
+    if (busy) {
+        DEVICE_UNROLL
+        for (int j = 0; j < vt; ++j)
+            if (stripedPosition<vt>(j) < t.len) sh.keys[at[j]] = key[j];
+    }
     __syncthreads();
     DEVICE_UNROLL
     for (int j = 0; j < vt; ++j) {
@@ -1039,13 +1053,13 @@ __global__ void __launch_bounds__(Tier::nt, kPairs ? 0 : Tier::keyBlocks()) buck
     extern __shared__ unsigned char localBytes[];
     const LocalShared sh = localShared<Tier, kPairs>(localBytes);
     const Task t = tasks[blockIdx.x];
+    if constexpr (!kPairs)  // three radix passes or more: one counting pass, where the runs are short
+        if (t.bits > kWideDigit + stableBits(false) && countSortBucket<Tier>(t, keysIn, sh, keysOut, map)) return;
     uint32_t key[vt], value[vt];  // the bucket's keys minus its lo, striped; pads all ones, which stay last
     unsigned rank[vt];
     loadStriped(t.len, key, 0xFFFFFFFFu, [&](unsigned p) { return keysIn[t.start + p] - t.lo; });
     if (kPairs) loadStriped(t.len, value, 0u, [&](unsigned p) { return valuesIn[t.start + p]; });
     const bool busy = warpBusy<vt>(t.len);
-    if constexpr (!kPairs)  // three radix passes or more: one counting pass, where the runs are short
-        if (t.bits > kWideDigit + stableBits(false) && countSortBucket<Tier>(t, busy, key, rank, sh, keysOut, map)) return;
     unsigned shift = 0;
     if (!kPairs) {  // the stable passes take the rest, 8 bits or fewer the last
         shift = t.bits < kWideDigit ? t.bits : kWideDigit;

@@ -1045,6 +1045,7 @@ __host__ __device__ inline void forEachStablePass(unsigned shift, unsigned bits,
 // barriers. Keys alone first take their lowest digit, up to kWideDigit bits, in one pass in any order: equal keys
 // are equal bits, and the stable passes above keep the order it leaves, so it ranks by warpRankAnyOrder on one
 // row of counters for the block, pads in its last slot. Pads are all ones: the largest digit of every stable pass.
+// A keys-alone bucket that would take three passes or more first tries one counting pass (countSortBucket).
 template <class Tier, bool kPairs>
 __global__ void __launch_bounds__(Tier::nt, kPairs ? 0 : Tier::keyBlocks()) bucketSortKernel(const Task* tasks,
     const unsigned* count, const uint32_t* keysIn, const uint32_t* valuesIn, uint32_t* keysOut, uint32_t* valuesOut, RankMap map) {
@@ -1710,6 +1711,9 @@ int runSelftest() {
         ok = ok && out == key;
     }
     expect(ok, "the counting pass: runs by top bits, placeInRun within them, every place once, the keys sorted");
+    ok = true;
+    forEachTier([&](auto t) { ok = ok && (1 << TierAt<t>::countBits) + 1 <= TierAt<t>::countWords(false) && TierAt<t>::countBits >= 10; });
+    expect(ok, "every tier's counting pass: its counters and their end fit the stable passes' counters, 10 bits or more");
     // (The order and the host reference are common's, tested by common_key_order_test.)
     return selftestVerdict();
 }

@@ -243,7 +243,12 @@ __host__ __device__ constexpr int stableBits(bool pairs) { return pairs ? 9 : 8;
 // Keys alone, a bucket wider than kWideDigit + stableBits bits (three radix passes or more) first tries one counting
 // pass over its top bits (countSortBucket), as many as the tier's counters hold, at most kCountBits.
 constexpr unsigned kCountBits = 12, kLongestRun = 16;  // a run past kLongestRun keys: the radix passes instead
-constexpr int floorLog2(unsigned x) { return x <= 1 ? 0 : 1 + floorLog2(x / 2); }
+// The bits x needs: a task's key range, and (minus one) the log2 of a tier's counter count.
+__host__ __device__ constexpr unsigned bitWidth(uint32_t x) {
+    unsigned bits = 0;
+    while (bits < 32 && x >> bits) ++bits;
+    return bits;
+}
 template <int kNt, int kVt, int kKeyBlocks>
 struct LocalTier {
     static constexpr int nt = kNt, vt = kVt, nv = kNt * kVt, warps = kNt / 32;
@@ -256,7 +261,7 @@ struct LocalTier {
     // The counting pass's bits: 2^countBits counters and their end fit those words (no more shared memory), and
     // no more counters than keys.
     static constexpr int countSlots = countWords(false) - 1 < nv ? countWords(false) - 1 : nv;
-    static constexpr int countBits = floorLog2(countSlots) < int(kCountBits) ? floorLog2(countSlots) : int(kCountBits);
+    static constexpr int countBits = bitWidth(countSlots) - 1 < kCountBits ? bitWidth(countSlots) - 1 : kCountBits;
     static constexpr size_t sharedBytes(bool pairs) {
         const size_t counters = countWords(pairs) + 2 * (1 << stableBits(pairs)) + 32;
         return size_t{nv} * (pairs ? 8 : 4) + sizeof(unsigned) * counters;
@@ -399,11 +404,6 @@ __host__ __device__ inline bool finalBucket(size_t len, uint32_t lo, uint32_t hi
 
 __host__ __device__ inline size_t smaller(size_t x, size_t y) { return x < y ? x : y; }
 
-__host__ __device__ inline unsigned bitWidth(uint32_t x) {
-    unsigned bits = 0;
-    while (bits < 32 && x >> bits) ++bits;
-    return bits;
-}
 
 // This lane's rank among the lanes of its warp holding the same bucket (peers, from matchPeers): lower lanes first.
 __host__ __device__ inline unsigned peerRank(unsigned peers, unsigned lane) {
@@ -980,7 +980,7 @@ __device__ __forceinline__ bool countSortBucket(const Task& t, const uint32_t* k
     unsigned* counts = sh.warpCounts;  // counts[slots]: 0, then the scan's end
     for (unsigned i = threadIdx.x; i <= slots; i += nt) counts[i] = 0;
     __syncthreads();
-    if (busy) {
+    if (busy) {  // implied by each key's test, but it lets a warp past the bucket skip the loop (the form measured)
         DEVICE_UNROLL
         for (int j = 0; j < vt; ++j)
             if (stripedPosition<vt>(j) < t.len) at[j] = atomicAdd(&counts[key[j] >> shift], 1u) << kCountBits | key[j] >> shift;

@@ -404,7 +404,6 @@ __host__ __device__ inline bool finalBucket(size_t len, uint32_t lo, uint32_t hi
 
 __host__ __device__ inline size_t smaller(size_t x, size_t y) { return x < y ? x : y; }
 
-
 // This lane's rank among the lanes of its warp holding the same bucket (peers, from matchPeers): lower lanes first.
 __host__ __device__ inline unsigned peerRank(unsigned peers, unsigned lane) {
 #ifdef EXERCISE_UNSTABLE_RANK

@@ -272,6 +272,7 @@ struct LocalTier {
 };
 // The tiers, smallest first: the one table that classify's choice, the task lists, the launches and largestTier read.
 using Tiers = std::tuple<LocalTier<128, 8, 0>,   // up to 1024 keys
+                         LocalTier<128, 16, 8>,  // up to 2048: a 2^26 sort's fuller last buckets, no idle warps
                          LocalTier<256, 16, 4>,  // up to 4096
                          LocalTier<320, 16, 3>,  // up to 5120: most of a large sort's last buckets past 4096
                          LocalTier<384, 16, 3>,  // up to 6144 (three blocks an SM beat two on an H100, spills and all)
@@ -1292,7 +1293,7 @@ void launchBucketSorts(SortScratch& p, const SortWords& io, int level, int list,
 // classify; then the host reads the plan (a few bytes: the one wait a level), sorts this level's small buckets and
 // sizes the next level's grids (a level of few buckets launches its sorts before the plan comes back: kEarlyBlocks).
 // With marks, a mark after each step's launches (classify's after the plan is read: its round trip is its time).
-// A bound on the blocks the lists can get: a 256-way first level stays under it at every n (6 tiers of at most 511
+// A bound on the blocks the lists can get: a 256-way first level stays under it at every n (7 tiers of at most 511
 // buckets; from 2^26 keys nearly every block leaves at once).
 constexpr size_t kEarlyBlocks = 4096;
 template <int kDepth, bool kPairs>
@@ -1744,7 +1745,7 @@ void printBalance(const std::string& name, const Balance& b) {
 template <class Key>
 int runVerifyAs(const Run& run) {
     int failed = 0, cases = 0;
-    const size_t sizes[] = {0, 1, 2, 3, 5, 17, 31, 33, 1000, 1023, 1025, 2047, 2049, 4097, 16383, 16385, 65537, 1000003, (1u << 22) + 3};
+    const size_t sizes[] = {0, 1, 2, 3, 5, 17, 31, 33, 1000, 1023, 1025, 2047, 2049, 4097, 16383, 16385, 65537, 393241, 1000003, (1u << 22) + 3};
     for (const auto& [dist, name] : sortShapeNames())
         for (size_t n : sizes)
             for (int mode = 0; mode < 4; ++mode) {  // pairs ascending; keys descending; pairs descending (smaller); keys ascending

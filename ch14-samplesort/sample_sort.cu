@@ -355,7 +355,7 @@ __host__ __device__ inline void layTree(const uint32_t* sorted, int depth, int i
 __host__ __device__ inline unsigned treeLeaf(const uint32_t* tree, int depth, uint32_t key) {
 #ifdef __CUDA_ARCH__
     // On the device the tree is in shared memory (every caller's is), and the walk keeps node i's 32-bit
-    // address a = base + 4i: a turn, a = 2a - base (+ 4 to the right), is a compare, a select and one add.
+    // address a = base + 4i: a turn, a = 2a - base (+ 4 to the right), is a compare, two adds and a select.
     const uint32_t base = static_cast<uint32_t>(__cvta_generic_to_shared(tree));
     const uint32_t turnLeft = 0u - base, turnRight = 4u - base;
     uint32_t a = base + 4;

@@ -336,11 +336,12 @@ static_assert((uint64_t{1} << 33) / (512 + 1) + 1 <= Plan::kSegmentMask,  // mor
 // --------------------------------------------------------------------- pieces
 
 // The implicit search tree: node i (1-based, heap order) at depth d holds the sorted splitter
-// (2p + 1) * 2^(depth - d - 1) - 1, p = i - 2^d: the root is the median, its children the quartiles.
+// (2p + 1) * 2^(depth - d - 1) - 1, p = 2^(d+1) - 1 - i: the root is the median, its children the quartiles,
+// mirrored (the upper one first), so a key below a node's splitter goes to child 2i + 1, one at or above it to 2i.
 __host__ __device__ inline int treeNode(unsigned i, int depth) {
     int d = 0;
     while ((2u << d) <= i) ++d;
-    const unsigned p = i - (1u << d);
+    const unsigned p = (2u << d) - 1 - i;
     return static_cast<int>((2 * p + 1) << (depth - d - 1)) - 1;
 }
 // Slot i (0 <= i < k) of a segment's tree of 2k words: node i (i > 0), and sorted splitter i at k + i.
@@ -353,23 +354,21 @@ __host__ __device__ inline void layTree(const uint32_t* sorted, int depth, int i
 // as bucketOf counts them; a key equal to splitter b-1 goes to equality bucket 2b-1 (no sort needed), the others to
 // 2b (sorted[b-1] < key < sorted[b]). The histogram keeps each leaf, so the scatter needs only bucketOfLeaf.
 __host__ __device__ inline unsigned treeLeaf(const uint32_t* tree, int depth, uint32_t key) {
+    unsigned node = 1;
 #ifdef __CUDA_ARCH__
-    // On the device the tree is in shared memory (every caller's is), and the walk keeps node i's 32-bit
-    // address a = base + 4i: a turn, a = 2a - base (+ 4 to the right), is a compare, two adds and a select.
-    const uint32_t base = static_cast<uint32_t>(__cvta_generic_to_shared(tree));
-    const uint32_t turnLeft = 0u - base, turnRight = 4u - base;
-    uint32_t a = base + 4;
+    // On the device the tree is in shared memory (every caller's is). A turn, node = 2 node + (key < splitter),
+    // is one add with carry: splitter + ~key carries exactly when splitter > key. A level is then four
+    // instructions: the address, the load, the add that sets the carry, the add that takes it.
+    const uint32_t base = static_cast<uint32_t>(__cvta_generic_to_shared(tree)), notKey = ~key;
     for (int l = 0; l < depth; ++l) {
         uint32_t splitter;
-        asm volatile("ld.shared.u32 %0, [%1];" : "=r"(splitter) : "r"(a));
-        a = 2 * a + (key >= splitter ? turnRight : turnLeft);
+        asm volatile("ld.shared.u32 %0, [%1];" : "=r"(splitter) : "r"(base + 4 * node));
+        asm("{ .reg .u32 t; add.cc.u32 t, %1, %2; addc.u32 %0, %0, %0; }" : "+r"(node) : "r"(splitter), "r"(notKey));
     }
-    return (a - base) / 4 - (1u << depth);
 #else
-    unsigned node = 1;
-    for (int l = 0; l < depth; ++l) node = 2 * node + (key >= tree[node]);
-    return node - (1u << depth);
+    for (int l = 0; l < depth; ++l) node = 2 * node + (key < tree[node]);
 #endif
+    return (2u << depth) - 1 - node;  // the walk ends at node 2^(depth+1) - 1 - leaf (mirrored)
 }
 __host__ __device__ inline unsigned bucketOfLeaf(const uint32_t* tree, int depth, unsigned leaf, uint32_t key) {
     return 2 * leaf - (leaf > 0 && tree[(1u << depth) + leaf - 1] == key);
@@ -607,10 +606,15 @@ __device__ inline void countTile(size_t begin, size_t end, unsigned* warpRow, un
         loadStriped(smaller(end - chunk, nv), key, Word{}, [&](unsigned p) { return load(chunk + p); });
         const unsigned len = static_cast<unsigned>(smaller(end - chunk, nv));
         unsigned bucket[vt];
-        DEVICE_UNROLL
-        for (int j = 0; j < vt; ++j) {
-            const unsigned p = stripedPosition<vt>(j);
-            bucket[j] = p < len ? bucketAt(key[j], chunk + p) : padSlot;
+        if (len == nv) {  // a full chunk (all but a tile's last): no lane tests a position, no walk waits on a branch
+            DEVICE_UNROLL
+            for (int j = 0; j < vt; ++j) bucket[j] = bucketAt(key[j], chunk + stripedPosition<vt>(j));
+        } else {
+            DEVICE_UNROLL
+            for (int j = 0; j < vt; ++j) {
+                const unsigned p = stripedPosition<vt>(j);
+                bucket[j] = p < len ? bucketAt(key[j], chunk + p) : padSlot;
+            }
         }
         warpRankAnyOrder<0>(bucket, warpRow);  // the ranks go unused: a count needs none
     }

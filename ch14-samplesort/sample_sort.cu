@@ -524,17 +524,25 @@ __device__ inline void warpRank(unsigned (&x)[kVt], unsigned* counts) {
 // scatter of keys alone and the bucket sort's first pass of keys alone (equal keys are equal bits, and every bucket
 // is sorted or all-equal afterwards). One shared-memory atomic a key into counts; when the whole warp holds one
 // bucket (sorted, all-equal, runs), one lane adds 32 for all: one atomic, not 32 on one word. In place, as warpRank.
+// counts is in shared memory (every caller's is): its shared address is taken once, as atomicAdd through a
+// generic pointer rebuilt it for every key.
 template <int kPack, int kVt>
 __device__ inline void warpRankAnyOrder(unsigned (&x)[kVt], unsigned* counts) {
     const unsigned lane = threadIdx.x & 31;
+    const uint32_t base = static_cast<uint32_t>(__cvta_generic_to_shared(counts));
+    const auto add = [base](unsigned slot, unsigned v) {
+        unsigned old;
+        asm volatile("atom.shared.add.u32 %0, [%1], %2;" : "=r"(old) : "r"(base + 4 * slot), "r"(v) : "memory");
+        return old;
+    };
     DEVICE_UNROLL
     for (int j = 0; j < kVt; ++j) {
         const unsigned bucket = x[j], first = __shfl_sync(0xFFFFFFFFu, bucket, 0);
         if (__all_sync(0xFFFFFFFFu, bucket == first)) {
-            const unsigned base = lane == 0 ? atomicAdd(&counts[first], 32u) : 0;
-            x[j] = (__shfl_sync(0xFFFFFFFFu, base, 0) + lane) << kPack | bucket;
+            const unsigned start = lane == 0 ? add(first, 32u) : 0;
+            x[j] = (__shfl_sync(0xFFFFFFFFu, start, 0) + lane) << kPack | bucket;
         } else {
-            x[j] = atomicAdd(&counts[bucket], 1u) << kPack | bucket;
+            x[j] = add(bucket, 1u) << kPack | bucket;
         }
     }
 }

@@ -306,7 +306,7 @@ struct ScatterShared {
 };
 static_assert(sizeof(ScatterShared<true>) <= 64 * 1024 && sizeof(ScatterShared<false>) <= 64 * 1024,
               "the scatter's shared memory fits a T4 block");
-// A ranked key in one register: rank << kBucketBits | bucket (the scatter), rank << kDigitBits | digit (bucket sort).
+// A ranked key in one register: rank << kBucketBits | slot (the scatter: slotOf), rank << kDigitBits | digit (bucket sort).
 constexpr int kBucketBits = 16, kDigitBits = 11;
 constexpr unsigned kBucketMask = (1u << kBucketBits) - 1, kDigitMask = (1u << kDigitBits) - 1;
 static_assert(Tuning::maxSlots <= (1 << kBucketBits) && ScatterShared<true>::nv <= (1 << (32 - kBucketBits)) &&
@@ -385,6 +385,18 @@ __host__ __device__ inline uint32_t sampleSplitter(const uint32_t* sortedSample,
 __host__ __device__ inline uint32_t rangeSplitter(uint32_t lo, uint32_t hi, int j, int k) {
     const uint64_t width = uint64_t{hi} - lo + 1;
     return lo + static_cast<uint32_t>(width * static_cast<uint64_t>(j + 1) / k);
+}
+
+// The histogram and the scatter keep their shared counters by slot, not by bucket: the range buckets (even ids) first,
+// then the equality buckets (odd ids), so that the buckets most keys fill, the even ones, span all 32 banks, not 16
+// (the rank's reads and atomics then conflict about 3.1-way, not 4.4). The pad bucket (2k - 1) keeps its slot. A
+// chunk's keys are staged in slot order: each goes out to its bucket's base plus its rank, whatever the staging order.
+__host__ __device__ constexpr unsigned slotOf(unsigned bucket, int depth) { return bucket >> 1 | (bucket & 1) << depth; }
+__host__ __device__ constexpr unsigned bucketOfSlot(unsigned slot, int depth) { return (slot << 1 | slot >> depth) & ((2u << depth) - 1); }
+// slotOf(bucketOfLeaf(...)) with no instruction more than the bucket takes (the histogram is bound by issue): a key
+// equal to splitter leaf - 1 goes to equality bucket 2 leaf - 1, slot leaf - 1 + k; the others to range slot leaf.
+__host__ __device__ inline unsigned slotOfLeaf(const uint32_t* tree, int depth, unsigned leaf, uint32_t key) {
+    return leaf + (leaf > 0 && tree[(1u << depth) + leaf - 1] == key ? (1u << depth) - 1 : 0u);
 }
 
 // The keys bucket `id` can hold, given its segment's [lo, hi]; asked only where it has keys (if empty, hi may be < lo).
@@ -715,12 +727,12 @@ __global__ void __launch_bounds__(Tuning::nt) histogramKernel(WordSource src, co
                   const uint32_t key = src.map.rank(word);
                   const unsigned leaf = treeLeaf(tree, kDepth, key);
                   leaves[i] = static_cast<uint8_t>(leaf);  // the scatter walks no tree
-                  return bucketOfLeaf(tree, kDepth, leaf, key);
+                  return slotOfLeaf(tree, kDepth, leaf, key);
               });
     __syncthreads();  // the pad slot's count stays 0: its offset then ends the segment's last bucket (bucketSpan)
     for (int b = threadIdx.x; b < slots; b += Tuning::nt) {
         unsigned sum = 0;
-        for (int w = 0; w < Tuning::warps; ++w) sum += warpCounts[w * slots + b];
+        for (int w = 0; w < Tuning::warps; ++w) sum += warpCounts[w * slots + slotOf(b, kDepth)];
         counts[countsIndex(s, slots, b, tile, tileBits)] = b == slots - 1 ? 0 : sum;
     }
 }
@@ -755,7 +767,7 @@ __device__ __forceinline__ void loadChunk(const WordSource& src, const uint8_t* 
     loadStriped(len, leaf, 0u, [&](unsigned p) { return unsigned{loadOnce<kPairs>(leaves + chunk + p)}; });
 }
 
-// Each word to its ordered key (in place) and its bucket, from its leaf; pads go to the last slot, so they sort last.
+// Each word to its ordered key (in place) and its bucket's slot (slotOf), from its leaf; pads go to the last slot.
 template <int kDepth, int kVt>
 __device__ __forceinline__ void bucketChunk(const WordSource& src, const uint32_t* tree, unsigned chunkLen,
                                             uint32_t (&key)[kVt], const unsigned (&leaf)[kVt], unsigned (&bucket)[kVt]) {
@@ -764,7 +776,7 @@ __device__ __forceinline__ void bucketChunk(const WordSource& src, const uint32_
         const unsigned p = stripedPosition<kVt>(j);
         key[j] = src.map.rank(key[j]);
         if (p >= chunkLen) bucket[j] = (2 << kDepth) - 1;
-        else bucket[j] = bucketOfLeaf(tree, kDepth, leaf[j], key[j]);
+        else bucket[j] = slotOfLeaf(tree, kDepth, leaf[j], key[j]);
     }
 }
 
@@ -785,27 +797,32 @@ __device__ __forceinline__ void chunkPlaces(ScatterShared<kPairs>& sh, int first
 }
 
 // Where the tile's keys of each of this thread's kPer slots go first in the output (kept in registers).
-template <int kSlots, int kPer>
+template <int kDepth, int kPer>
 __device__ __forceinline__ void tileStarts(const Segment& s, size_t tile, int tileBits, const uint64_t* offsets, int firstSlot,
                                            size_t (&base)[kPer]) {
-    const uint64_t segmentBase = offsets[countsIndex(s, kSlots, 0, 0, tileBits)];
-    DEVICE_UNROLL
-    for (int q = 0; q < kPer; ++q)
-        base[q] = firstSlot + q < kSlots ? s.start + offsets[countsIndex(s, kSlots, firstSlot + q, tile, tileBits)] - segmentBase : 0;
-}
-// Which of this thread's slots the scatter finishes (finalBucket), from the segment's splitters in sh.tree.
-template <int kSlots, int kPer, bool kPairs>
-__device__ __forceinline__ void markFinished(ScatterShared<kPairs>& sh, const Segment& s, int tileBits, const uint64_t* offsets,
-                                             int firstSlot) {
+    constexpr int slots = 2 << kDepth;
+    const uint64_t segmentBase = offsets[countsIndex(s, slots, 0, 0, tileBits)];
     DEVICE_UNROLL
     for (int q = 0; q < kPer; ++q) {
-        const int b = firstSlot + q;
-        const BucketSpan span = b < kSlots - 1 ? bucketSpan(s, kSlots, b, offsets, tileBits, sh.tree + kSlots / 2) : BucketSpan{};
-        if (b < kSlots) sh.finished[b] = finalBucket(span.len, span.lo, span.hi);
+        const unsigned b = bucketOfSlot(firstSlot + q, kDepth);
+        base[q] = firstSlot + q < slots ? s.start + offsets[countsIndex(s, slots, b, tile, tileBits)] - segmentBase : 0;
+    }
+}
+// Which of this thread's slots the scatter finishes (finalBucket), from the segment's splitters in sh.tree.
+template <int kDepth, int kPer, bool kPairs>
+__device__ __forceinline__ void markFinished(ScatterShared<kPairs>& sh, const Segment& s, int tileBits, const uint64_t* offsets,
+                                             int firstSlot) {
+    constexpr int slots = 2 << kDepth;
+    DEVICE_UNROLL
+    for (int q = 0; q < kPer; ++q) {
+        const int slot = firstSlot + q;
+        const unsigned b = bucketOfSlot(slot, kDepth);
+        const BucketSpan span = slot < slots && b < slots - 1 ? bucketSpan(s, slots, b, offsets, tileBits, sh.tree + slots / 2) : BucketSpan{};
+        if (slot < slots) sh.finished[slot] = finalBucket(span.len, span.lo, span.hi);
     }
 }
 
-// A busy warp's items staged by bucket in shared memory (the keys with their buckets).
+// A busy warp's items staged by slot in shared memory (the keys with their slots).
 template <bool kPairs, int kVt>
 __device__ __forceinline__ void stageChunk(ScatterShared<kPairs>& sh, const unsigned* mine, const unsigned (&rank)[kVt],
                                            const uint32_t (&item)[kVt], bool areKeys) {
@@ -854,15 +871,15 @@ __global__ void __launch_bounds__(ScatterShared<kPairs>::nt, 2) scatterKernel(Wo
     for (int i = threadIdx.x; i < Shared::rows * slots; i += Shared::nt) sh.counts[i] = 0;
     const int firstSlot = threadIdx.x * per;  // this thread's slots, the same ones in every chunk's scan
     size_t base[per];
-    tileStarts<slots>(s, tile, tileBits, offsets, firstSlot, base);
+    tileStarts<kDepth>(s, tile, tileBits, offsets, firstSlot, base);
     unsigned* mine = sh.counts + (kPairs ? (threadIdx.x >> 5) * slots : 0);
     __syncthreads();  // the tree and the cleared counters
-    markFinished<slots, per>(sh, s, tileBits, offsets, firstSlot);
+    markFinished<kDepth, per>(sh, s, tileBits, offsets, firstSlot);
     for (size_t chunk = begin; chunk < end; chunk += nv) {
         const unsigned chunkLen = static_cast<unsigned>(smaller(end - chunk, nv));
         const bool busy = warpBusy<vt>(chunkLen);
         uint32_t key[vt], value[vt];
-        unsigned leaf[vt], rank[vt];  // rank: each key's bucket, then rank << kBucketBits | bucket
+        unsigned leaf[vt], rank[vt];  // rank: each key's slot, then rank << kBucketBits | slot
         if (kPairs) {  // this warp's row: its last reader was this warp's staging
             for (int i = threadIdx.x & 31; i < slots; i += 32) mine[i] = 0;
             __syncwarp();
@@ -1484,8 +1501,11 @@ bool treeMatchesSearch(const std::vector<uint32_t>& sorted, int depth, const std
         const unsigned want = 2 * b - (b > 0 && sorted[b - 1] == key), got = treeBucket(tree.data(), depth, key);
         uint32_t lo, hi;
         bucketRange(got, sorted.data(), k, 0, 0xFFFFFFFFu, lo, hi);
-        if (got != want || static_cast<unsigned>(bucketOf(key, sorted.data(), k - 1)) != b || key < lo || key > hi) {
-            std::printf("key %u, %d splitters: treeBucket %u (expected %u), its range [%u, %u]\n", key, k - 1, got, want, lo, hi);
+        const unsigned slot = slotOfLeaf(tree.data(), depth, treeLeaf(tree.data(), depth, key), key);
+        if (got != want || static_cast<unsigned>(bucketOf(key, sorted.data(), k - 1)) != b || key < lo || key > hi ||
+            slot != slotOf(want, depth)) {
+            std::printf("key %u, %d splitters: treeBucket %u (expected %u), its range [%u, %u], slot %u\n", key, k - 1, got,
+                        want, lo, hi, slot);
             return false;
         }
     }
@@ -1629,7 +1649,13 @@ int runSelftest() {
         for (size_t i = 0; i < probes.size(); ++i) probes[i] = i % 2 ? sorted[rng.below(255)] : static_cast<uint32_t>(rng.next());
         ok = treeMatchesSearch(sorted, 8, probes);
     }
-    expect(ok, "treeBucket = splitters <= key (equality buckets odd), and bucketRange holds the key");
+    expect(ok, "treeBucket = splitters <= key (equality buckets odd), bucketRange holds the key, slotOfLeaf its slot");
+    ok = true;
+    for (int depth = 1; depth <= Tuning::maxDepth; ++depth)
+        for (unsigned b = 0; b < (2u << depth); ++b)
+            ok = ok && slotOf(b, depth) < (2u << depth) && bucketOfSlot(slotOf(b, depth), depth) == b &&
+                 (b & 1 || slotOf(b, depth) == b / 2) && slotOf((2u << depth) - 1, depth) == (2u << depth) - 1;
+    expect(ok, "slotOf and bucketOfSlot invert each other; the range buckets take slots 0..k-1, the pad its own");
     ok = true;
     for (int trial = 0; trial < 2000 && ok; ++trial) {
         const int k = trial % 2 ? 256 : 16;

@@ -299,10 +299,10 @@ struct ScatterShared {
     uint32_t tree[Tuning::maxSlots];             // nodes 1..k-1, then the k-1 sorted splitters
     unsigned counts[rows * Tuning::maxSlots];    // a row per warp with values, one for the block without
     unsigned totals[kPairs ? Tuning::maxSlots : 1], starts[Tuning::maxSlots], scratch[32];
-    size_t delta[Tuning::maxSlots];              // the chunk's staged key i, of bucket b, goes to delta[b] + i
-    bool finished[Tuning::maxSlots];             // bucket b's keys go straight to the sort's output (finalBucket)
-    uint32_t stage[nv];                          // the chunk's keys by bucket, then its values
-    uint16_t stageBucket[nv];
+    size_t delta[Tuning::maxSlots];              // the chunk's staged key i, of slot b (slotOf), goes to delta[b] + i
+    bool finished[Tuning::maxSlots];             // slot b's keys go straight to the sort's output (finalBucket)
+    uint32_t stage[nv];                          // the chunk's keys by slot, then its values
+    uint16_t stageBucket[nv];                    // each staged key's slot
 };
 static_assert(sizeof(ScatterShared<true>) <= 64 * 1024 && sizeof(ScatterShared<false>) <= 64 * 1024,
               "the scatter's shared memory fits a T4 block");
@@ -352,7 +352,7 @@ __host__ __device__ inline void layTree(const uint32_t* sorted, int depth, int i
 
 // The bucket of a key: walk the tree (each comparison is the next step, no branch) to leaf b = the splitters <= key,
 // as bucketOf counts them; a key equal to splitter b-1 goes to equality bucket 2b-1 (no sort needed), the others to
-// 2b (sorted[b-1] < key < sorted[b]). The histogram keeps each leaf, so the scatter needs only bucketOfLeaf.
+// 2b (sorted[b-1] < key < sorted[b]). The histogram keeps each leaf, so the scatter needs only slotOfLeaf.
 __host__ __device__ inline unsigned treeLeaf(const uint32_t* tree, int depth, uint32_t key) {
     unsigned node = 1;
 #ifdef __CUDA_ARCH__
@@ -389,7 +389,8 @@ __host__ __device__ inline uint32_t rangeSplitter(uint32_t lo, uint32_t hi, int 
 
 // The histogram and the scatter keep their shared counters by slot, not by bucket: the range buckets (even ids) first,
 // then the equality buckets (odd ids), so that the buckets most keys fill, the even ones, span all 32 banks, not 16
-// (the rank's reads and atomics then conflict about 3.1-way, not 4.4). The pad bucket (2k - 1) keeps its slot. A
+// (counted over the rank's addresses, about 3.1-way conflicts, not 4.4; ncu saw the key-value scatter's shared loads
+// go from 2.4- to 2.0-way on average, NOTES.md). The pad bucket (2k - 1) keeps its slot. A
 // chunk's keys are staged in slot order: each goes out to its bucket's base plus its rank, whatever the staging order.
 __host__ __device__ constexpr unsigned slotOf(unsigned bucket, int depth) { return bucket >> 1 | (bucket & 1) << depth; }
 __host__ __device__ constexpr unsigned bucketOfSlot(unsigned slot, int depth) { return (slot << 1 | slot >> depth) & ((2u << depth) - 1); }
@@ -613,8 +614,8 @@ __device__ inline void chunkOffsets(unsigned* warpCounts, int slots, unsigned* t
     slotsExclusiveScan<kNt>(totals, starts, slots, scratch);
 }
 
-// A tile's keys [begin, end) counted by bucket into this warp's row: load(i) reads key i, bucketAt(key, i)
-// finds its bucket; lanes past the end count in padSlot. A chunk's loads all go out before its first walk,
+// A tile's keys [begin, end) counted into this warp's row: load(i) reads key i, bucketAt(key, i) finds its
+// counter (the histogram's slot, sample_sort_gpus's bucket); lanes past the end count in padSlot. A chunk's loads all go out before its first walk,
 // so they are in flight together (loading the next chunk during this one's walk was slower: NOTES.md).
 template <class Load, class BucketAt>
 __device__ inline void countTile(size_t begin, size_t end, unsigned* warpRow, unsigned padSlot, Load load,
@@ -739,7 +740,8 @@ __global__ void __launch_bounds__(Tuning::nt) histogramKernel(WordSource src, co
 
 // The key-value scatter's memory hints (kHint): its reads pass through L2 once, so they go first (evict first); its
 // writes land as runs of a bucket that the next chunk's runs complete, so they stay (evict last). Both together cut
-// each key-value scatter 8-10 % on an H100; either alone, 0-2 %; keys alone slowed (NOTES.md, 2026-12-07).
+// the key-value scatters 2-10 % on an H100, against two builds without them; either alone, 0-2 %; keys alone slowed
+// (NOTES.md, runs X and Z, 2026-12-07).
 template <bool kHint, class T>
 __device__ __forceinline__ T loadOnce(const T* p) {
     if constexpr (kHint) return __ldcs(p);

@@ -390,8 +390,8 @@ __host__ __device__ inline uint32_t rangeSplitter(uint32_t lo, uint32_t hi, int 
 // The histogram and the scatter keep their shared counters by slot, not by bucket: the range buckets (even ids) first,
 // then the equality buckets (odd ids), so that the buckets most keys fill, the even ones, span all 32 banks, not 16
 // (counted over the rank's addresses, about 3.1-way conflicts, not 4.4; ncu saw the key-value scatter's shared loads
-// go from 2.4- to 2.0-way on average, NOTES.md). The pad bucket (2k - 1) keeps its slot. A
-// chunk's keys are staged in slot order: each goes out to its bucket's base plus its rank, whatever the staging order.
+// go from 2.4- to 2.0-way on average, NOTES.md). The pad bucket (2k - 1) keeps its slot. A chunk's keys are staged
+// in slot order: each goes out to its bucket's base plus its rank, whatever the staging order.
 __host__ __device__ constexpr unsigned slotOf(unsigned bucket, int depth) { return bucket >> 1 | (bucket & 1) << depth; }
 __host__ __device__ constexpr unsigned bucketOfSlot(unsigned slot, int depth) { return (slot << 1 | slot >> depth) & ((2u << depth) - 1); }
 // slotOf(bucketOfLeaf(...)) with no instruction more than the bucket takes (the histogram is bound by issue): a key
@@ -615,8 +615,9 @@ __device__ inline void chunkOffsets(unsigned* warpCounts, int slots, unsigned* t
 }
 
 // A tile's keys [begin, end) counted into this warp's row: load(i) reads key i, bucketAt(key, i) finds its
-// counter (the histogram's slot, sample_sort_gpus's bucket); lanes past the end count in padSlot. A chunk's loads all go out before its first walk,
-// so they are in flight together (loading the next chunk during this one's walk was slower: NOTES.md).
+// counter (the histogram's slot, sample_sort_gpus's bucket); lanes past the end count in padSlot. A chunk's loads
+// all go out before its first walk, so they are in flight together (loading the next chunk during this one's walk
+// was slower: NOTES.md).
 template <class Load, class BucketAt>
 __device__ inline void countTile(size_t begin, size_t end, unsigned* warpRow, unsigned padSlot, Load load,
                                  BucketAt bucketAt) {

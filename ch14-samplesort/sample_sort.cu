@@ -320,12 +320,15 @@ struct Segment { size_t start, len, firstTile; uint32_t lo, hi; };
 // A bucket for one block: sort [start, start + len) (keys - lo have `bits` bits).
 struct Task { size_t start; uint32_t len, lo, bits; };
 constexpr int kLists = kTierCount;  // task lists: list t holds tier t's buckets
-// What classify hands the host: the next level's size, the lists' lengths, the balance (keysEqual: finalBucket's keys).
+// A later level may run 2^kNarrowDepth buckets a segment, not 2^depth (runsNarrow, in the launchers, says when).
+constexpr int kNarrowDepth = 4;
+// What classify hands the host: the next level's size, the lists' lengths, the balance (keysEqual: finalBucket's keys;
+// keysPastNarrow: the next level's keys in segments of more than cap << kNarrowDepth, too many for its narrow form).
 struct Plan {
     // The next level's segments in the low kSegmentBits, its tiles above: one atomic hands out both.
     static constexpr int kSegmentBits = 24;
     static constexpr unsigned long long kSegmentMask = (1ull << kSegmentBits) - 1;
-    unsigned long long nextSegsTiles, largest, nonEmpty, keysToBlocks, keysEqual;
+    unsigned long long nextSegsTiles, largest, nonEmpty, keysToBlocks, keysEqual, keysPastNarrow;
     unsigned lists[kLists], overflow;
     unsigned nextSegments() const { return static_cast<unsigned>(nextSegsTiles & kSegmentMask); }
     size_t nextTiles() const { return static_cast<size_t>(nextSegsTiles >> kSegmentBits); }
@@ -912,20 +915,23 @@ __global__ void __launch_bounds__(ScatterShared<kPairs>::nt, 2) scatterKernel(Wo
 
 // The classify kernel's steps, one (segment, bucket) a thread: a bucket of len keys at start, keys in [lo, hi].
 // The plan's balance figures: summed over the warp first (every lane gets here), one atomic a warp, not one a bucket.
-__device__ __forceinline__ void addToPlan(size_t len, bool finished, bool small, unsigned lane, Plan* plan) {
-    unsigned long long nonEmpty = len != 0, largest = len, keysEqual = finished ? len : 0, keysToBlocks = small ? len : 0;
+__device__ __forceinline__ void addToPlan(size_t len, bool finished, bool small, bool pastNarrow, unsigned lane, Plan* plan) {
+    unsigned long long nonEmpty = len != 0, largest = len, keysEqual = finished ? len : 0, keysToBlocks = small ? len : 0,
+                       keysPastNarrow = pastNarrow ? len : 0;
     for (int d = 16; d > 0; d >>= 1) {
         nonEmpty += __shfl_xor_sync(0xFFFFFFFFu, nonEmpty, d);
         const unsigned long long other = __shfl_xor_sync(0xFFFFFFFFu, largest, d);
         largest = other > largest ? other : largest;
         keysEqual += __shfl_xor_sync(0xFFFFFFFFu, keysEqual, d);
         keysToBlocks += __shfl_xor_sync(0xFFFFFFFFu, keysToBlocks, d);
+        keysPastNarrow += __shfl_xor_sync(0xFFFFFFFFu, keysPastNarrow, d);
     }
     if (lane == 0 && nonEmpty) {
         atomicAdd(&plan->nonEmpty, nonEmpty);
         atomicMax(&plan->largest, largest);
         if (keysEqual) atomicAdd(&plan->keysEqual, keysEqual);
         if (keysToBlocks) atomicAdd(&plan->keysToBlocks, keysToBlocks);
+        if (keysPastNarrow) atomicAdd(&plan->keysPastNarrow, keysPastNarrow);
     }
 }
 
@@ -954,7 +960,7 @@ __global__ void classifyKernel(const Segment* segs, unsigned numSegs, int tileBi
     BucketSpan b{};  // no bucket (past the last segment, or the pad slot): len 0
     if (seg < numSegs && id != slots - 1) b = bucketSpan(segs[seg], slots, id, offsets, tileBits, trees + seg * slots + k);
     const int fate = bucketFate(b, cap);
-    addToPlan(b.len, b.len && fate == kNoSort, fate >= 0, lane, plan);
+    addToPlan(b.len, b.len && fate == kNoSort, fate >= 0, fate == kNextLevel && b.len > (cap << kNarrowDepth), lane, plan);
     listTask(b.start, b.len, b.lo, b.hi, fate, lane, plan, lists, listBase, listCap);
     if (fate == kNextLevel) {
         const unsigned long long tiles = tilesOf(b.len, tileBits);
@@ -1419,10 +1425,15 @@ Plan runLevel(SortScratch& p, const SortWords& io, size_t cap, int level, WordSo
     return plan;
 }
 
-// The level loop, until no bucket is too big. A later level whose segments hold at most 2^kNarrowDepth x cap keys takes
-// 2^kNarrowDepth buckets a segment, not 2^c.depth: a few buckets then fit a block, where 256 would hold tens of keys
-// each, whose one-block sorts would cost more than the keys.
-constexpr int kNarrowDepth = 4;
+// A later level takes 2^kNarrowDepth buckets a segment, not 2^depth, where at most an eighth of its keys lie in segments
+// of more than 2^kNarrowDepth x cap keys: most buckets then fill a block, where 256 a segment would hold tens or hundreds
+// of keys each, whose one-block sorts cost more than the keys; the few too big take one more narrow level. (Asking that
+// every segment fit, a T4's tiers lost 2^24 keys by one segment 1.2 % too big: 0.95 ms against 0.65, NOTES.md.)
+__host__ __device__ constexpr bool runsNarrow(int level, int depth, unsigned long long keysPastNarrow, size_t keys) {
+    return level > 0 && depth > kNarrowDepth && 8 * keysPastNarrow <= keys;
+}
+
+// The level loop, until no bucket is too big.
 template <bool kPairs>
 void sampleSortAs(SortScratch& p, const SortWords& io, const SortConfig& c, StepMarks* marks) {
     const size_t n = io.n;
@@ -1432,14 +1443,15 @@ void sampleSortAs(SortScratch& p, const SortWords& io, const SortConfig& c, Step
     CUDA_CHECK_LAUNCH("firstSegmentKernel");
     unsigned numSegs = 1;
     const int tileBits = Tuning::tileBitsFor(n, kPairs);  // the same at every level
-    size_t numTiles = tilesOf(n, tileBits), keys = n, largest = n;  // largest: no segment holds more
+    size_t numTiles = tilesOf(n, tileBits), keys = n;
+    unsigned long long keysPastNarrow = n;  // the previous level's plan's (level 0 runs 2^c.depth in any case)
     const int maxLevel = Tuning::sampledLevels + ceilDiv(32, kNarrowDepth) + 1;  // range levels end every bucket
     for (int level = 0; numSegs > 0; ++level) {
         if (level >= maxLevel) {
             std::fprintf(stderr, "sample_sort: buckets still too big after %d levels\n", level);
             std::exit(kExitCheckFailed);
         }
-        const bool narrow = level > 0 && c.depth > kNarrowDepth && largest <= (c.cap << kNarrowDepth);
+        const bool narrow = runsNarrow(level, c.depth, keysPastNarrow, keys);
         const WordSource src = level == 0 ? WordSource{io.in, io.map} : WordSource{level & 1 ? p.keysA.get() : p.keysB.get(), RankMap{}};
         const uint32_t* valuesIn = level == 0 ? io.valuesIn : level & 1 ? p.valuesA.get() : p.valuesB.get();
         const Plan plan = narrow || c.depth == kNarrowDepth
@@ -1447,7 +1459,7 @@ void sampleSortAs(SortScratch& p, const SortWords& io, const SortConfig& c, Step
             : runLevel<Tuning::maxDepth, kPairs>(p, io, c.cap, level, src, valuesIn, numSegs, numTiles, tileBits, keys, marks);
         p.balance.levels.push_back({numSegs, keys, 1 << (narrow ? kNarrowDepth : c.depth), plan});
         keys -= plan.keysToBlocks + plan.keysEqual;
-        largest = plan.largest;  // at least the next level's largest segment (it counts every bucket, finished ones too)
+        keysPastNarrow = plan.keysPastNarrow;
         numSegs = plan.nextSegments();
         numTiles = plan.nextTiles();
     }
@@ -1659,6 +1671,9 @@ int runSelftest() {
             ok = ok && slotOf(b, depth) < (2u << depth) && bucketOfSlot(slotOf(b, depth), depth) == b &&
                  (b & 1 || slotOf(b, depth) == b / 2) && slotOf((2u << depth) - 1, depth) == (2u << depth) - 1;
     expect(ok, "slotOf and bucketOfSlot invert each other; the range buckets take slots 0..k-1, the pad its own");
+    expect(runsNarrow(1, Tuning::maxDepth, 132601, 16776961) && !runsNarrow(1, Tuning::maxDepth, 16776961 / 8 + 1, 16776961) &&
+               runsNarrow(2, Tuning::maxDepth, 0, 1) && !runsNarrow(0, Tuning::maxDepth, 0, 1) && !runsNarrow(1, kNarrowDepth, 0, 1),
+           "a later level runs narrow while at most an eighth of its keys lie in segments too big for it (2^24 keys, T4 tiers)");
     ok = true;
     for (int trial = 0; trial < 2000 && ok; ++trial) {
         const int k = trial % 2 ? 256 : 16;

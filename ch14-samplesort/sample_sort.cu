@@ -767,7 +767,7 @@ __device__ __forceinline__ void storeKept(uint32_t* p, uint32_t v) {
 
 // The scatter's steps, for one chunk of a tile (ScatterShared: its shared memory).
 // Keys alone: the chunk at `chunk` (none at or past end), its words and leaves, on their way into L2 while the block
-// works on another, a 128-byte line a thread; no register waits for it (a chunk loaded into registers ahead of its
+// works on another, a 128-byte line a thread an array; no register waits for it (a chunk loaded into registers ahead of its
 // turn left too few for the chunk in hand). The keys' scatters took 1-4 % less; with values, 10 % more (NOTES.md).
 __device__ __forceinline__ void prefetchChunk(const WordSource& src, const uint8_t* leaves, size_t chunk, size_t end) {
     constexpr int nt = ScatterShared<false>::nt;
@@ -874,7 +874,8 @@ __device__ __forceinline__ void writeChunk(const ScatterShared<kPairs>& sh, bool
 // 4096-key tile in a keys-alone chunk) holds only pads, which land past the chunk and are never written: it ranks and
 // stages nothing, and its count row stays 0 (idle warps are the last ones, so no busy warp's place moves). The bound
 // keeps two blocks an SM: unbounded, keys alone get one block an SM; bounded to three, values spill. At 16 keys a
-// thread no registers are left to load the next chunk during this one (NOTES.md).
+// thread no registers are left to load the next chunk during this one (NOTES.md); keys alone prefetch it into
+// L2 instead (prefetchChunk).
 template <int kDepth, bool kPairs>
 __global__ void __launch_bounds__(ScatterShared<kPairs>::nt, 2) scatterKernel(WordSource src,
     const uint32_t* valuesIn, const uint8_t* leaves, const Segment* segs, unsigned numSegs, int tileBits,

@@ -767,8 +767,8 @@ __device__ __forceinline__ void storeKept(uint32_t* p, uint32_t v) {
 
 // The scatter's steps, for one chunk of a tile (ScatterShared: its shared memory).
 // Keys alone: the chunk at `chunk` (none at or past end), its words and leaves, on their way into L2 while the block
-// works on another, a 128-byte line a thread an array; no register waits for it (a chunk loaded into registers ahead of its
-// turn left too few for the chunk in hand). The keys' scatters took 1-4 % less; with values, 10 % more (NOTES.md).
+// works on another, a 128-byte line a thread an array; no register waits for it (a chunk loaded into registers ahead of
+// its turn left too few for the chunk in hand). The keys' scatters took 1-4 % less; with values, 10 % more (NOTES.md).
 __device__ __forceinline__ void prefetchChunk(const WordSource& src, const uint8_t* leaves, size_t chunk, size_t end) {
     constexpr int nt = ScatterShared<false>::nt;
     if (chunk >= end) return;

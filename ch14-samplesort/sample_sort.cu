@@ -506,15 +506,24 @@ __device__ __forceinline__ void loadStriped(Len len, T (&x)[kVt], T pad, Load lo
 }
 
 // The lanes of this warp whose value equals this lane's, for values below 2^kBits: one ballot a bit, kept
-// where the bit agrees (cheaper on the chip than __match_any_sync, which compares all 32 bits).
-template <int kBits>
+// where the bit agrees (cheaper on the chip than __match_any_sync, which compares all 32 bits). The bit moved to the
+// sign (one shift) is both the ballot's test and, shifted back arithmetically, a mask of this lane's bit: five
+// instructions a bit, where the select (kSelect) costs about seven. The one-block sorts ran 10-14 % faster by the
+// mask; the key-value scatter, though it issued fewer instructions, 7 % slower, so it keeps the select (NOTES.md).
+template <int kBits, bool kSelect = false>
 __device__ inline unsigned matchPeers(unsigned v) {
     unsigned peers = 0xFFFFFFFFu;
     DEVICE_UNROLL
     for (int bit = 0; bit < kBits; ++bit) {
-        const bool set = (v >> bit) & 1u;
-        const unsigned ones = __ballot_sync(0xFFFFFFFFu, set);
-        peers &= set ? ones : ~ones;
+        if constexpr (kSelect) {
+            const bool set = (v >> bit) & 1u;
+            const unsigned ones = __ballot_sync(0xFFFFFFFFu, set);
+            peers &= set ? ones : ~ones;
+        } else {
+            const int top = static_cast<int>(v << (31 - bit));  // this lane's bit as the sign
+            const unsigned ones = __ballot_sync(0xFFFFFFFFu, top < 0), mine = static_cast<unsigned>(top >> 31);
+            peers &= ~(ones ^ mine);  // the lanes whose bit equals this lane's
+        }
     }
     return peers;
 }
@@ -522,12 +531,12 @@ __device__ inline unsigned matchPeers(unsigned v) {
 // Ranks kVt items a lane in the warp's order (item j of every lane before item j + 1; lower lanes first) among the
 // warp's earlier items of the same bucket (below 2^kBits). In place, one register an item (ranks in an array of
 // their own spilled: NOTES.md): x[j], item j's bucket, becomes rank << kPack | bucket; counts (its row) ends as counts.
-template <int kBits, int kPack, int kVt>
+template <int kBits, int kPack, bool kSelect = false, int kVt>
 __device__ inline void warpRank(unsigned (&x)[kVt], unsigned* counts) {
     const unsigned lane = threadIdx.x & 31;
     DEVICE_UNROLL
     for (int j = 0; j < kVt; ++j) {
-        const unsigned bucket = x[j], peers = matchPeers<kBits>(bucket);
+        const unsigned bucket = x[j], peers = matchPeers<kBits, kSelect>(bucket);
         const unsigned base = counts[bucket];  // peers read one word: a broadcast
         x[j] = (base + peerRank(peers, lane)) << kPack | bucket;
         __syncwarp();
@@ -909,7 +918,7 @@ __global__ void __launch_bounds__(ScatterShared<kPairs>::nt, 2) scatterKernel(Wo
         if (busy) {  // loadChunk's length a size_t, as countTile's (an unsigned one changes the registers)
             loadChunk<kPairs>(src, leaves, chunk, smaller(end - chunk, nv), key, leaf);
             bucketChunk<kDepth>(src, sh.tree, chunkLen, key, leaf, rank);
-            if constexpr (kPairs) warpRank<kDepth + 1, kBucketBits>(rank, mine);
+            if constexpr (kPairs) warpRank<kDepth + 1, kBucketBits, /*kSelect=*/true>(rank, mine);
             else warpRankAnyOrder<kBucketBits>(rank, mine);
         }
         __syncthreads();
@@ -968,8 +977,9 @@ __device__ __forceinline__ void listTask(size_t start, size_t len, uint32_t lo, 
 
 // One thread per (segment, bucket): the bucket's place from the scanned rows, then its fate (bucketFate).
 template <int kDepth>
-__global__ void classifyKernel(const Segment* segs, unsigned numSegs, int tileBits, const uint32_t* trees,
-    const uint64_t* offsets, size_t cap, Plan* plan, Segment* next, Task* lists, const size_t* listBase, const size_t* listCap) {
+__global__ void __launch_bounds__(Tuning::classifyNt) classifyKernel(const Segment* segs, unsigned numSegs, int tileBits,
+    const uint32_t* trees, const uint64_t* offsets, size_t cap, Plan* plan, Segment* next, Task* lists, const size_t* listBase,
+    const size_t* listCap) {
     constexpr int slots = 2 << kDepth, k = 1 << kDepth;
     const size_t x = static_cast<size_t>(blockIdx.x) * blockDim.x + threadIdx.x, seg = x / slots;
     const unsigned id = static_cast<unsigned>(x % slots), lane = threadIdx.x & 31;
@@ -1172,7 +1182,7 @@ __global__ void __launch_bounds__(Tier::nt, kPairs ? 0 : Tier::keyBlocks()) buck
     }
 }
 
-__global__ void firstSegmentKernel(Segment* segs, size_t n) { segs[0] = {0, n, 0, 0u, 0xFFFFFFFFu}; }
+__global__ void __launch_bounds__(1) firstSegmentKernel(Segment* segs, size_t n) { segs[0] = {0, n, 0, 0u, 0xFFFFFFFFu}; }
 
 // ------------------------------------------------------------------ launchers
 

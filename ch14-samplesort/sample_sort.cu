@@ -507,9 +507,10 @@ __device__ __forceinline__ void loadStriped(Len len, T (&x)[kVt], T pad, Load lo
 
 // The lanes of this warp whose value equals this lane's, for values below 2^kBits: one ballot a bit, kept
 // where the bit agrees (cheaper on the chip than __match_any_sync, which compares all 32 bits). The bit moved to the
-// sign (one shift) is both the ballot's test and, shifted back arithmetically, a mask of this lane's bit: five
-// instructions a bit, where the select (kSelect) costs about seven. The one-block sorts ran 10-14 % faster by the
-// mask; the key-value scatter, though it issued fewer instructions, 7 % slower, so it keeps the select (NOTES.md).
+// sign (one shift) is both the ballot's test and, shifted back arithmetically, a mask of this lane's bit: about one
+// instruction a bit fewer than the select (kSelect; SASS counts). By the mask the one-block sorts took 10-14 % less
+// time and the key-value scatter, whose code it also shortens, 7 % more, so the scatters keep the select (2^28, H100,
+// 2026-12-07: NOTES.md).
 template <int kBits, bool kSelect = false>
 __device__ inline unsigned matchPeers(unsigned v) {
     unsigned peers = 0xFFFFFFFFu;

@@ -228,7 +228,9 @@ __global__ void __launch_bounds__(Tuning::nt) destinationScatterKernel(const Key
             if (kPairs) value[j] = p < len ? values[chunk + p] : 0;
             rank[j] = p < len ? destinationOf(s, rankOf(key[j], flip), base + chunk + p) : kSlots - 1;  // pads last
         }
-        warpRank<kSlotBits, kSlotBits>(rank, mine);  // input order within a destination (keys alone too): the sort stays stable
+        // Input order within a destination (keys alone too): the sort stays stable. The select, as sample_sort's key-value
+        // scatter: that scatter ran slower by the sign mask (sample_sort.cu's matchPeers).
+        warpRank<kSlotBits, kSlotBits, /*kSelect=*/true>(rank, mine);
         __syncthreads();
         chunkOffsets<Tuning::nt>(warpCounts, kSlots, totals, starts, scratch);
         DEVICE_UNROLL

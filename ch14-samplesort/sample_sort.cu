@@ -249,7 +249,7 @@ __host__ __device__ constexpr unsigned bitWidth(uint32_t x) {
     while (bits < 32 && x >> bits) ++bits;
     return bits;
 }
-template <int kNt, int kVt, int kKeyBlocks>
+template <int kNt, int kVt, int kKeyBlocks, int kPairBlocks = 0>
 struct LocalTier {
     static constexpr int nt = kNt, vt = kVt, nv = kNt * kVt, warps = kNt / 32;
     // counters: a row of 2^stableBits a warp (stable passes), or one row of 2^kWideDigit + 1 (pads' slot
@@ -269,14 +269,15 @@ struct LocalTier {
     // The keys-alone sort's blocks an SM (0: no bound), at most what an SM holds (blocksThatFit): without the
     // register cap, the any-order pass takes the 256- to 512-thread tiers past kKeyBlocks blocks' registers.
     static constexpr int keyBlocks() { return blocksThatFit(kNt, kKeyBlocks, sharedBytes(false)); }
+    static constexpr int pairBlocks() { return blocksThatFit(kNt, kPairBlocks, sharedBytes(true)); }
 };
 // The tiers, smallest first: the one table that classify's choice, the task lists, the launches and largestTier read.
 using Tiers = std::tuple<LocalTier<128, 8, 0>,   // up to 1024 keys
-                         LocalTier<128, 16, 8>,  // up to 2048: a 2^26 sort's fuller last buckets, no idle warps
-                         LocalTier<256, 16, 4>,  // up to 4096
-                         LocalTier<320, 16, 3>,  // up to 5120: most of a large sort's last buckets past 4096
-                         LocalTier<384, 16, 3>,  // up to 6144 (three blocks an SM beat two on an H100, spills and all)
-                         LocalTier<512, 16, 2>,  // up to 8192: a T4 block holds it for keys alone
+                         LocalTier<128, 16, 8, 5>,  // up to 2048: a 2^26 sort's fuller last buckets, no idle warps
+                         LocalTier<256, 16, 4, 3>,  // up to 4096
+                         LocalTier<320, 16, 3, 2>,  // up to 5120: most of a large sort's last buckets past 4096
+                         LocalTier<384, 16, 3, 2>,  // up to 6144 (three blocks an SM beat two on an H100, spills and all)
+                         LocalTier<512, 16, 2, 1>,  // up to 8192: a T4 block holds it for keys alone
                          LocalTier<1024, 16, 1>>; // up to 16384: 32 warps an SM (512 x 32 held 16); no T4 block holds it
 constexpr int kTierCount = static_cast<int>(std::tuple_size<Tiers>::value);
 template <int kT> using TierAt = std::tuple_element_t<kT, Tiers>;
@@ -403,6 +404,43 @@ __host__ __device__ inline unsigned slotOfLeaf(const uint32_t* tree, int depth, 
     return leaf + (leaf > 0 && tree[(1u << depth) + leaf - 1] == key ? (1u << depth) - 1 : 0u);
 }
 
+// The histogram's shortcut to a key's leaf: the segment's keys [lo, hi] fall into at most 8k cells of 2^cellShift keys
+// (k = 2^depth buckets by splitters), and cellFirst[c] counts the splitters below cell c. A key's leaf (the splitters
+// <= key) then lies in [cellFirst[c], cellFirst[c + 1]]: one value unless a splitter shares its cell (about one key in
+// eight), where a binary search over that cell's few splitters finds it. A byte load and a compare or so a key where
+// the walk takes depth levels. splittersKernel lays the table (8k + 1 bytes) after each segment's tree.
+__host__ __device__ constexpr int cellBits(int depth) { return depth + 3; }
+__host__ __device__ constexpr int treeWords(int depth) { return (2 << depth) + ((1 << cellBits(depth)) + 4) / 4; }
+static_assert(4 * (treeWords(Tuning::maxDepth) - (2 << Tuning::maxDepth)) >= (1 << cellBits(Tuning::maxDepth)) + 1 &&
+              4 * (treeWords(4) - (2 << 4)) >= (1 << cellBits(4)) + 1, "a segment's cell table fits after its tree");
+__host__ __device__ inline int cellShift(uint32_t lo, uint32_t hi, int depth) {
+    const int bits = static_cast<int>(bitWidth(hi - lo));
+    return bits > cellBits(depth) ? bits - cellBits(depth) : 0;
+}
+__host__ __device__ inline unsigned cellCount(uint32_t lo, uint32_t hi, int depth) {
+    return ((hi - lo) >> cellShift(lo, hi, depth)) + 1;
+}
+// Cell c's entry (0 <= c <= cellCount: the last, past the range, counts them all): the splitters below its first key.
+__host__ __device__ inline uint8_t cellFirstOf(const uint32_t* sorted, uint32_t lo, uint32_t hi, int depth, unsigned c) {
+    const uint64_t first = uint64_t{lo} + (uint64_t{c} << cellShift(lo, hi, depth));
+    unsigned below = 0;  // a binary search over the 2^depth - 1 sorted splitters
+    for (unsigned step = 1u << (depth - 1); step; step >>= 1)
+        if (sorted[below + step - 1] < first) below += step;
+    return static_cast<uint8_t>(below);
+}
+__host__ __device__ inline unsigned cellLeaf(const uint32_t* sorted, const uint8_t* cellFirst, uint32_t lo, int shift,
+                                             uint32_t key) {
+    const unsigned c = (key - lo) >> shift;
+    unsigned leaf = cellFirst[c];
+    int n = cellFirst[c + 1] - static_cast<int>(leaf);  // the leaf lies in [leaf, leaf + n] (signed: a bad table ends)
+    while (n > 0) {
+        const int half = (n + 1) >> 1;
+        if (sorted[leaf + half - 1] <= key) leaf += half, n -= half;
+        else n = half - 1;
+    }
+    return leaf;
+}
+
 // The keys bucket `id` can hold, given its segment's [lo, hi]; asked only where it has keys (if empty, hi may be < lo).
 __host__ __device__ inline void bucketRange(unsigned id, const uint32_t* sorted, int k, uint32_t lo, uint32_t hi,
                                             uint32_t& bucketLo, uint32_t& bucketHi) {
@@ -509,8 +547,8 @@ __device__ __forceinline__ void loadStriped(Len len, T (&x)[kVt], T pad, Load lo
 // where the bit agrees (cheaper on the chip than __match_any_sync, which compares all 32 bits). The bit moved to the
 // sign (one shift) is both the ballot's test and, shifted back arithmetically, a mask of this lane's bit: about one
 // instruction a bit fewer than the select (kSelect; SASS counts). By the mask the one-block sorts took 10-14 % less
-// time and the key-value scatter, whose code it also shortens, 7 % more, so the scatters keep the select (2^28, H100,
-// 2026-12-07: NOTES.md).
+// time and the key-value scatter, whose code it also shortens, 7 % more, so that scatter keeps the select (2^28, H100,
+// 2026-12-07: NOTES.md). The sorts now rank by warpRankByMasks, and by the mask only where its words do not fit.
 template <int kBits, bool kSelect = false>
 __device__ inline unsigned matchPeers(unsigned v) {
     unsigned peers = 0xFFFFFFFFu;
@@ -542,6 +580,36 @@ __device__ inline void warpRank(unsigned (&x)[kVt], unsigned* counts) {
         x[j] = (base + peerRank(peers, lane)) << kPack | bucket;
         __syncwarp();
         if (lane == static_cast<unsigned>(__ffs(peers) - 1)) counts[bucket] = base + __popc(peers);
+        __syncwarp();
+    }
+}
+// warpRank with the peers found by one shared word a bucket, not a ballot a bit: each lane ORs its bit into its
+// bucket's word, the warp reads the words back, and the lowest peer clears its word with the new count. The words
+// (this warp's, zero on entry and on return) are at masks + maskIndex(bucket). A warp of one bucket (sorted runs,
+// equal keys) takes no atomic: 32 on one word would queue. The one-block sorts took 4 % less time this way (keys,
+// 2.28 -> 2.19 ms at 2^28) and 1.6 % with values; the key-value scatter took 1 % more (4.24 -> 4.29-4.31 ms), its
+// 9 ballots a key notwithstanding, and keeps warpRank (H100, 2026-12-07: NOTES.md).
+template <int kPack, int kVt, class MaskIndex>
+__device__ inline void warpRankByMasks(unsigned (&x)[kVt], unsigned* counts, unsigned* masks, MaskIndex maskIndex) {
+    const unsigned lane = threadIdx.x & 31;
+    const uint32_t maskBase = static_cast<uint32_t>(__cvta_generic_to_shared(masks));
+    DEVICE_UNROLL
+    for (int j = 0; j < kVt; ++j) {
+        const unsigned bucket = x[j], mask = maskBase + 4 * maskIndex(bucket);
+        const bool oneBucket = __all_sync(0xFFFFFFFFu, bucket == __shfl_sync(0xFFFFFFFFu, bucket, 0));
+        unsigned peers = 0xFFFFFFFFu;
+        if (!oneBucket) {
+            asm volatile("red.shared.or.b32 [%0], %1;" ::"r"(mask), "r"(1u << lane) : "memory");
+            __syncwarp();
+            asm volatile("ld.shared.u32 %0, [%1];" : "=r"(peers) : "r"(mask) : "memory");
+        }
+        const unsigned base = counts[bucket];
+        x[j] = (base + peerRank(peers, lane)) << kPack | bucket;
+        __syncwarp();
+        if (lane == static_cast<unsigned>(__ffs(peers) - 1)) {
+            counts[bucket] = base + __popc(peers);
+            if (!oneBucket) asm volatile("st.shared.u32 [%0], %1;" ::"r"(mask), "r"(0u) : "memory");
+        }
         __syncwarp();
     }
 }
@@ -708,12 +776,15 @@ __global__ void __launch_bounds__(Tuning::sampleNt(kDepth)) splittersKernel(Word
         sorted[j] = fromSample ? sampleSplitter(reinterpret_cast<const uint32_t*>(sample), size, j, k)
                                : rangeSplitter(s.lo, s.hi, j, k);
     __syncthreads();
-    uint32_t* tree = trees + static_cast<size_t>(blockIdx.x) * (2 << kDepth);
+    uint32_t* tree = trees + static_cast<size_t>(blockIdx.x) * treeWords(kDepth);
     for (int i = threadIdx.x; i < k; i += nt) layTree(sorted, kDepth, i, tree);
+    uint8_t* cellFirst = reinterpret_cast<uint8_t*>(tree + (2 << kDepth));
+    for (unsigned c = threadIdx.x; c <= cellCount(s.lo, s.hi, kDepth); c += nt) cellFirst[c] = cellFirstOf(sorted, s.lo, s.hi, kDepth, c);
 }
 
-// Loads a segment's tree (kNt threads) and finds the tile's stretch of keys.
-template <int kDepth, int kNt>
+// Loads a segment's tree (its first kWords words: the histogram's take the cell table too; kNt threads) and finds
+// the tile's stretch of keys.
+template <int kDepth, int kNt, int kWords = (2 << kDepth)>
 __device__ inline void openTile(const Segment* segs, unsigned numSegs, int tileBits, const uint32_t* trees,
                                 uint32_t* tree, Segment& s, size_t& tile, size_t& begin, size_t& end) {
     const unsigned seg = segmentOfTile(segs, numSegs, blockIdx.x);
@@ -721,26 +792,28 @@ __device__ inline void openTile(const Segment* segs, unsigned numSegs, int tileB
     tile = blockIdx.x - s.firstTile;
     begin = s.start + (tile << tileBits);
     end = smaller(begin + (size_t{1} << tileBits), s.start + s.len);
-    for (int i = threadIdx.x; i < (2 << kDepth); i += kNt) tree[i] = trees[static_cast<size_t>(seg) * (2 << kDepth) + i];
+    for (int i = threadIdx.x; i < kWords; i += kNt) tree[i] = trees[static_cast<size_t>(seg) * treeWords(kDepth) + i];
 }
 
 // One block per tile: its count of keys per bucket, into the segment's rows.
 template <int kDepth>
 __global__ void __launch_bounds__(Tuning::nt) histogramKernel(WordSource src, const Segment* segs, unsigned numSegs,
     int tileBits, const uint32_t* trees, unsigned* counts, uint8_t* leaves) {
-    constexpr int slots = 2 << kDepth;
-    __shared__ uint32_t tree[slots];
+    constexpr int slots = 2 << kDepth, k = 1 << kDepth;
+    __shared__ uint32_t tree[treeWords(kDepth)];  // the tree, then the cell table
     __shared__ unsigned warpCounts[Tuning::warps * slots];
     Segment s;
     size_t tile, begin, end;
-    openTile<kDepth, Tuning::nt>(segs, numSegs, tileBits, trees, tree, s, tile, begin, end);
+    openTile<kDepth, Tuning::nt, treeWords(kDepth)>(segs, numSegs, tileBits, trees, tree, s, tile, begin, end);
     for (int i = threadIdx.x; i < Tuning::warps * slots; i += Tuning::nt) warpCounts[i] = 0;
+    const uint8_t* cellFirst = reinterpret_cast<const uint8_t*>(tree + slots);
+    const int shift = cellShift(s.lo, s.hi, kDepth);
     __syncthreads();
     countTile(begin, end, warpCounts + (threadIdx.x >> 5) * slots, slots - 1,
               [&](size_t i) { return src.words[i]; },
               [&](uint32_t word, size_t i) {
                   const uint32_t key = src.map.rank(word);
-                  const unsigned leaf = treeLeaf(tree, kDepth, key);
+                  const unsigned leaf = cellLeaf(tree + k, cellFirst, s.lo, shift, key);
                   leaves[i] = static_cast<uint8_t>(leaf);  // the scatter walks no tree
                   return slotOfLeaf(tree, kDepth, leaf, key);
               });
@@ -985,7 +1058,7 @@ __global__ void __launch_bounds__(Tuning::classifyNt) classifyKernel(const Segme
     const size_t x = static_cast<size_t>(blockIdx.x) * blockDim.x + threadIdx.x, seg = x / slots;
     const unsigned id = static_cast<unsigned>(x % slots), lane = threadIdx.x & 31;
     BucketSpan b{};  // no bucket (past the last segment, or the pad slot): len 0
-    if (seg < numSegs && id != slots - 1) b = bucketSpan(segs[seg], slots, id, offsets, tileBits, trees + seg * slots + k);
+    if (seg < numSegs && id != slots - 1) b = bucketSpan(segs[seg], slots, id, offsets, tileBits, trees + seg * treeWords(kDepth) + k);
     const int fate = bucketFate(b, cap);
     addToPlan(b.len, b.len && fate == kNoSort, fate >= 0, fate == kNextLevel && b.len > (cap << kNarrowDepth), lane, plan);
     listTask(b.start, b.len, b.lo, b.hi, fate, lane, plan, lists, listBase, listCap);
@@ -1133,7 +1206,7 @@ __host__ __device__ inline void forEachStablePass(unsigned shift, unsigned bits,
 // row of counters for the block, pads in its last slot. Pads are all ones: the largest digit of every stable pass.
 // A keys-alone bucket that would take three passes or more first tries one counting pass (countSortBucket).
 template <class Tier, bool kPairs>
-__global__ void __launch_bounds__(Tier::nt, kPairs ? 0 : Tier::keyBlocks()) bucketSortKernel(const Task* tasks,
+__global__ void __launch_bounds__(Tier::nt, kPairs ? Tier::pairBlocks() : Tier::keyBlocks()) bucketSortKernel(const Task* tasks,
     const unsigned* count, const uint32_t* keysIn, const uint32_t* valuesIn, uint32_t* keysOut, uint32_t* valuesOut, RankMap map) {
     constexpr int vt = Tier::vt;
     if (count && blockIdx.x >= *count) return;  // count: null where the grid is exact, else the plan's (runLevel)
@@ -1164,11 +1237,19 @@ __global__ void __launch_bounds__(Tier::nt, kPairs ? 0 : Tier::keyBlocks()) buck
     forEachStablePass<kPairs>(shift, t.bits, [&](unsigned at, auto bitsTag) {
         constexpr int kBits = decltype(bitsTag)::value, slots = 1 << kBits;
         unsigned* row = sh.warpCounts + (threadIdx.x >> 5) * slots;
-        for (int i = threadIdx.x & 31; i < slots; i += 32) row[i] = 0;
+        // The digits' words for warpRankByMasks: this warp's stretch of the keys' array, which only it reads back
+        // (moveByRank), free until the next move; a lane clears the words it read. Too small for 9 bits at 8 keys a lane.
+        constexpr bool kMasks = slots <= 32 * vt;
+        unsigned* masks = sh.keys + (threadIdx.x & ~31u) * vt;
+        for (int i = threadIdx.x & 31; i < slots; i += 32) {
+            row[i] = 0;
+            if (kMasks) masks[i] = 0;
+        }
         __syncwarp();
         if (busy) {
             digitsOf(key, t.len, at, slots - 1, 0, rank);
-            warpRank<kBits, kDigitBits>(rank, row);
+            if constexpr (kMasks) warpRankByMasks<kDigitBits>(rank, row, masks, [](unsigned d) { return d; });
+            else warpRank<kBits, kDigitBits>(rank, row);
         }
         __syncthreads();
         chunkOffsets<Tier::nt>(sh.warpCounts, slots, sh.totals, sh.starts, sh.scratch);
@@ -1224,7 +1305,7 @@ struct ScratchSizes {
         const size_t slots = size_t{2} << c.depth;
         segs = 1 + n / (c.cap + 1);  // SortScratch::reserve refuses more than the plan counts
         counts = (Tuning::mostTiles(n) + segs) * slots + 1;
-        trees = segs * slots;
+        trees = segs * treeWords(c.depth);
         mostTasks(segs * (slots - 1), n, c.cap, lists);
     }
     void grow(const ScratchSizes& o) {
@@ -1533,6 +1614,23 @@ inline ScratchSizes scratchFor(size_t n, const Run& run, bool pairs) {
 
 // ================================================================= selftest
 
+// The histogram's cell table of a segment [lo, hi] as splittersKernel lays it, against std::upper_bound (the splitters
+// <= key) for every probe.
+bool cellsFind(const std::vector<uint32_t>& sorted, int depth, uint32_t lo, uint32_t hi, const std::vector<uint32_t>& probes) {
+    std::vector<uint8_t> cellFirst(cellCount(lo, hi, depth) + 1);
+    for (unsigned c = 0; c < cellFirst.size(); ++c) cellFirst[c] = cellFirstOf(sorted.data(), lo, hi, depth, c);
+    for (uint32_t key : probes) {
+        const unsigned want = static_cast<unsigned>(std::upper_bound(sorted.begin(), sorted.end(), key) - sorted.begin());
+        const unsigned got = cellLeaf(sorted.data(), cellFirst.data(), lo, cellShift(lo, hi, depth), key);
+        if (got != want) {
+            std::printf("key %u in [%u, %u], %zu splitters: cellLeaf %u (expected %u), %zu cells\n", key, lo, hi,
+                        sorted.size(), got, want, cellFirst.size() - 1);
+            return false;
+        }
+    }
+    return true;
+}
+
 // treeBucket against bucketOf and std::upper_bound (splitters <= key; equality buckets odd); bucketRange holds the key.
 bool treeMatchesSearch(const std::vector<uint32_t>& sorted, int depth, const std::vector<uint32_t>& probes) {
     const int k = 1 << depth;
@@ -1551,7 +1649,7 @@ bool treeMatchesSearch(const std::vector<uint32_t>& sorted, int depth, const std
             return false;
         }
     }
-    return true;
+    return cellsFind(sorted, depth, 0, 0xFFFFFFFFu, probes);
 }
 
 // The seed's pipeline on the host, thread by thread through its kernels' bodies, against std::stable_sort.
@@ -1592,12 +1690,16 @@ std::vector<uint32_t> sampleTree(const std::vector<uint32_t>& keys, const Segmen
 bool levelPiecesDistribute(const std::vector<uint32_t>& keys, int depth, int tileBits) {
     const size_t tileKeys = size_t{1} << tileBits;
     const int slots = 2 << depth;
-    const Segment s{0, keys.size(), 0, 0, 0xFFFFFFFFu};
+    const auto [lo, hi] = std::minmax_element(keys.begin(), keys.end());
+    const Segment s{0, keys.size(), 0, *lo, *hi};
     const std::vector<uint32_t> tree = sampleTree(keys, s, depth, 0);
+    std::vector<uint8_t> cellFirst(cellCount(s.lo, s.hi, depth) + 1);  // the histogram's leaf, as splittersKernel lays it
+    for (unsigned c = 0; c < cellFirst.size(); ++c) cellFirst[c] = cellFirstOf(tree.data() + slots / 2, s.lo, s.hi, depth, c);
     const size_t tiles = tilesOf(keys.size(), tileBits);
     std::vector<unsigned> counts(tiles * slots + 1, 0), bucket(keys.size());
     for (size_t i = 0; i < keys.size(); ++i) {
-        bucket[i] = treeBucket(tree.data(), depth, keys[i]);
+        const unsigned leaf = cellLeaf(tree.data() + slots / 2, cellFirst.data(), s.lo, cellShift(s.lo, s.hi, depth), keys[i]);
+        bucket[i] = bucketOfLeaf(tree.data(), depth, leaf, keys[i]);
         ++counts[countsIndex(s, slots, bucket[i], i / tileKeys, tileBits)];
     }
     std::vector<uint64_t> offsets(counts.size()), next(slots);
@@ -1692,6 +1794,24 @@ int runSelftest() {
         ok = treeMatchesSearch(sorted, 8, probes);
     }
     expect(ok, "treeBucket = splitters <= key (equality buckets odd), bucketRange holds the key, slotOfLeaf its slot");
+    ok = true;  // segments of later levels: [lo, hi] of any width, splitters sampled (ties) or spread over the range
+    for (int trial = 0; trial < 480 && ok; ++trial) {  // every width with both depths and every kind of splitters
+        const int depth = trial / 12 % 2 ? Tuning::maxDepth : kNarrowDepth, k = 1 << depth;
+        const uint32_t widths[] = {0, 1, 7, 100, 2047, 2048, 2049, 5000, 1u << 20, 0x7FFFFFFFu, 0xFFFFFFFEu, 0xFFFFFFFFu};
+        const uint32_t width = widths[trial % 12], lo = static_cast<uint32_t>(rng.below(uint64_t{0xFFFFFFFFu} - width + 1));
+        const uint32_t hi = lo + width;
+        std::vector<uint32_t> sorted(k - 1), probes = {lo, hi};
+        const int kind = trial / 24 % 4;  // spread over the range, a few values, all one value, range splitters
+        const uint64_t spread = kind == 1 ? std::min<uint64_t>(3, uint64_t{width} + 1) : kind == 2 ? 1 : uint64_t{width} + 1;
+        const uint32_t at = lo + static_cast<uint32_t>(rng.below(uint64_t{width} + 1)) * (kind == 2);
+        for (int j = 0; j < k - 1; ++j)
+            sorted[j] = kind == 3 ? rangeSplitter(lo, hi, j, k) : at + static_cast<uint32_t>(rng.below(spread));
+        std::sort(sorted.begin(), sorted.end());
+        for (uint32_t x : sorted) probes.insert(probes.end(), {x, x == lo ? x : x - 1, x == hi ? x : x + 1});
+        for (int i = 0; i < 300; ++i) probes.push_back(lo + static_cast<uint32_t>(rng.below(uint64_t{width} + 1)));
+        ok = cellsFind(sorted, depth, lo, hi, probes);
+    }
+    expect(ok, "cellLeaf = splitters <= key for segments of every width, depth and kind of splitters");
     ok = true;
     for (int depth = 1; depth <= Tuning::maxDepth; ++depth)
         for (unsigned b = 0; b < (2u << depth); ++b)
@@ -1870,25 +1990,37 @@ int runVerifyAs(const Run& run) {
     return failed;
 }
 
-// splittersKernel's trees for two segments against the host's (sampleTree): a sample sorted wrongly would
-// only unbalance the buckets, which no sorted output shows.
+// splittersKernel's trees and cell tables for two segments against the host's (sampleTree or range splitters,
+// cellFirstOf): a sample sorted wrongly would only unbalance the buckets, which no sorted output shows.
 template <int kDepth>
 bool splittersMatchHost(const std::vector<uint32_t>& keys, int level) {
-    const size_t n = keys.size(), slots = 2 << kDepth;
-    const std::vector<Segment> segs = {{0, n / 3, 0, 0, 0}, {n / 3, n - n / 3, 0, 0, 0}};
-    DeviceBuffer<uint32_t> dKeys(n), dTrees(segs.size() * slots);
+    const bool fromSample = level < Tuning::sampledLevels;
+    const size_t n = keys.size(), slots = 2 << kDepth, words = treeWords(kDepth);
+    std::vector<Segment> segs = {{0, n / 3, 0, 0, 0}, {n / 3, n - n / 3, 0, 0, 0}};
+    for (Segment& s : segs) {  // the segment's key range, as a level's classify hands it on
+        const auto [lo, hi] = std::minmax_element(keys.begin() + s.start, keys.begin() + s.start + s.len);
+        s.lo = *lo, s.hi = *hi;
+    }
+    DeviceBuffer<uint32_t> dKeys(n), dTrees(segs.size() * words);
     DeviceBuffer<Segment> dSegs(segs.size());
     dKeys.upload(keys.data(), n);
     dSegs.upload(segs.data(), segs.size());
     splittersKernel<kDepth><<<static_cast<unsigned>(segs.size()), Tuning::sampleNt(kDepth)>>>(
-        WordSource{dKeys.get(), RankMap{}}, dSegs.get(), dTrees.get(), level, true);
+        WordSource{dKeys.get(), RankMap{}}, dSegs.get(), dTrees.get(), level, fromSample);
     CUDA_CHECK_LAUNCH("splittersKernel");
-    std::vector<uint32_t> got(segs.size() * slots);
+    std::vector<uint32_t> got(segs.size() * words);
     dTrees.download(got.data(), got.size());
     for (size_t g = 0; g < segs.size(); ++g) {  // slots 1 .. 2k-2 hold the nodes and the sorted splitters
-        const auto want = sampleTree(keys, segs[g], kDepth, level);
-        if (!std::equal(want.begin() + 1, want.end() - 1, got.begin() + g * slots + 1)) {
-            std::printf("FAIL splittersKernel<%d>, level %d, segment %zu: its tree differs from the host's\n", kDepth, level, g);
+        std::vector<uint32_t> want = fromSample ? sampleTree(keys, segs[g], kDepth, level) : std::vector<uint32_t>(slots), sorted(slots / 2 - 1);
+        for (int j = 0; !fromSample && j < slots / 2 - 1; ++j) sorted[j] = rangeSplitter(segs[g].lo, segs[g].hi, j, slots / 2);
+        for (int i = 0; !fromSample && i < slots / 2; ++i) layTree(sorted.data(), kDepth, i, want.data());
+        bool same = std::equal(want.begin() + 1, want.end() - 1, got.begin() + g * words + 1);
+        const uint8_t* cellFirst = reinterpret_cast<const uint8_t*>(got.data() + g * words + slots);
+        for (unsigned c = 0; c <= cellCount(segs[g].lo, segs[g].hi, kDepth); ++c)
+            same = same && cellFirst[c] == cellFirstOf(want.data() + slots / 2, segs[g].lo, segs[g].hi, kDepth, c);
+        if (!same) {
+            std::printf("FAIL splittersKernel<%d>, level %d, segment %zu: its tree or cell table differs from the host's\n",
+                        kDepth, level, g);
             return false;
         }
     }
@@ -1899,11 +2031,11 @@ int runVerify(const Run& run) {
     const bool partA = runPartA();
     bool trees = true;
     for (const auto& [dist, name] : sortShapeNames())
-        for (int level = 0; level < Tuning::sampledLevels; ++level) {
+        for (int level = 0; level <= Tuning::sampledLevels; ++level) {  // the last: range splitters
             const auto keys = makeSortInput<uint32_t>(dist, 100003, level);
             trees = splittersMatchHost<Tuning::maxDepth>(keys, level) && splittersMatchHost<kNarrowDepth>(keys, level) && trees;
         }
-    std::printf("splitters: every distribution's trees (both depths, both sampled levels) %s\n",
+    std::printf("splitters: every distribution's trees and cell tables (both depths, sampled and range splitters) %s\n",
                 trees ? "match the host's" : "DIFFER from the host's");
     const int failed = runVerifyAs<uint32_t>(run) + runVerifyAs<int32_t>(run) + runVerifyAs<float>(run);
     return partA && trees && failed == 0 ? kExitPass : kExitCheckFailed;

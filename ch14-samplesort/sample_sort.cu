@@ -3,8 +3,9 @@
 // every bucket is then sorted on its own, with no merge. Part A launches the
 // course's pipeline on its 8 keys and shows its trap (bad splitters: one huge
 // bucket). Part B sorts arrays that fill a GPU, stably: splitters from an
-// oversampled random sample, a branch-free search tree, equality buckets for
-// duplicates, further levels for big buckets, one-block radix sorts for the rest.
+// oversampled random sample, a table of cells that finds a key's bucket,
+// equality buckets for duplicates, further levels for big buckets, one-block
+// radix sorts for the rest.
 //
 // Build (one file):  nvcc -std=c++17 -O3 -arch=sm_75 -o sample_sort sample_sort.cu
 //                    (your card's -arch, e.g. sm_90 on an H100/H200)
@@ -16,8 +17,8 @@
 //   ./sample_sort --selftest       host tests of the building blocks (no GPU)
 //   ./sample_sort --key float --pairs --descending --input zipf --n 2^24
 // Reading map: "Part A" (bucketOf, the seed's kernels, the trap); "Part B": "tuning" (Tuning, the
-// bucket-sort tiers, the packed fields, the plan), "pieces" (tree, splitters, bucket ranges, peer rank, the
-// histogram's layout, sample positions), "block-level helpers" (striped loads, warp ranks, block scans,
+// bucket-sort tiers, the packed fields, the plan), "pieces" (tree, cell table, splitters, bucket ranges, peer
+// rank, the histogram's layout, sample positions), "block-level helpers" (striped loads, warp ranks, block scans,
 // counting a tile), "kernels" (splitters, histogram, scatter, classify, bucket sort, each with its
 // steps), "launchers" (configs, balance, CUB's scan of the counts, scratch, the level loop); "the variant
 // table"; "selftest"; "the lesson" (verify, the tables); "main". sample_sort_gpus.cu includes this file
@@ -356,7 +357,8 @@ __host__ __device__ inline void layTree(const uint32_t* sorted, int depth, int i
 
 // The bucket of a key: walk the tree (each comparison is the next step, no branch) to leaf b = the splitters <= key,
 // as bucketOf counts them; a key equal to splitter b-1 goes to equality bucket 2b-1 (no sort needed), the others to
-// 2b (sorted[b-1] < key < sorted[b]). The histogram keeps each leaf, so the scatter needs only slotOfLeaf.
+// 2b (sorted[b-1] < key < sorted[b]). sample_sort_gpus walks it; Part B's histogram finds the same leaf by the cell
+// table (cellLeaf) and keeps it, so the scatter needs only slotOfLeaf.
 __host__ __device__ inline unsigned treeLeaf(const uint32_t* tree, int depth, uint32_t key) {
     unsigned node = 1;
 #ifdef __CUDA_ARCH__
@@ -586,8 +588,8 @@ __device__ inline void warpRank(unsigned (&x)[kVt], unsigned* counts) {
 // warpRank with the peers found by one shared word a bucket, not a ballot a bit: each lane ORs its bit into its
 // bucket's word, the warp reads the words back, and the lowest peer clears its word with the new count. The words
 // (this warp's, zero on entry and on return) are at masks + maskIndex(bucket). A warp of one bucket (sorted runs,
-// equal keys) takes no atomic: 32 on one word would queue. The one-block sorts took 4 % less time this way (keys,
-// 2.28 -> 2.19 ms at 2^28) and 1.6 % with values; the key-value scatter took 1 % more (4.24 -> 4.29-4.31 ms), its
+// equal keys) takes no atomic: 32 on one word would queue. The one-block sorts took about 4 % less time this way
+// (keys, 2.28 -> 2.18-2.20 ms at 2^28) and 1.6 % with values; the key-value scatter took 1 % more (4.24 -> 4.29-4.31 ms), its
 // 9 ballots a key notwithstanding, and keeps warpRank (H100, 2026-12-07: NOTES.md).
 template <int kPack, int kVt, class MaskIndex>
 __device__ inline void warpRankByMasks(unsigned (&x)[kVt], unsigned* counts, unsigned* masks, MaskIndex maskIndex) {

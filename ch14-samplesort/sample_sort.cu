@@ -589,8 +589,8 @@ __device__ inline void warpRank(unsigned (&x)[kVt], unsigned* counts) {
 // bucket's word, the warp reads the words back, and the lowest peer clears its word with the new count. The words
 // (this warp's, zero on entry and on return) are at masks + maskIndex(bucket). A warp of one bucket (sorted runs,
 // equal keys) takes no atomic: 32 on one word would queue. The one-block sorts took about 4 % less time this way
-// (keys, 2.28 -> 2.18-2.20 ms at 2^28) and 1.6 % with values; the key-value scatter took 1 % more (4.24 -> 4.29-4.31 ms), its
-// 9 ballots a key notwithstanding, and keeps warpRank (H100, 2026-12-07: NOTES.md).
+// (keys, 2.28 -> 2.18-2.20 ms at 2^28) and 1.6 % with values; the key-value scatter took 1 % more (4.24 -> 4.29-4.31
+// ms), its 9 ballots a key notwithstanding, and keeps warpRank (H100, 2026-12-07: NOTES.md).
 template <int kPack, int kVt, class MaskIndex>
 __device__ inline void warpRankByMasks(unsigned (&x)[kVt], unsigned* counts, unsigned* masks, MaskIndex maskIndex) {
     const unsigned lane = threadIdx.x & 31;

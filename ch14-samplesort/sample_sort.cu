@@ -1616,11 +1616,16 @@ inline ScratchSizes scratchFor(size_t n, const Run& run, bool pairs) {
 
 // ================================================================= selftest
 
-// The histogram's cell table of a segment [lo, hi] as splittersKernel lays it, against std::upper_bound (the splitters
-// <= key) for every probe.
-bool cellsFind(const std::vector<uint32_t>& sorted, int depth, uint32_t lo, uint32_t hi, const std::vector<uint32_t>& probes) {
+// A segment's cell table [lo, hi] on the host, entry by entry as splittersKernel lays it.
+std::vector<uint8_t> cellTable(const uint32_t* sorted, uint32_t lo, uint32_t hi, int depth) {
     std::vector<uint8_t> cellFirst(cellCount(lo, hi, depth) + 1);
-    for (unsigned c = 0; c < cellFirst.size(); ++c) cellFirst[c] = cellFirstOf(sorted.data(), lo, hi, depth, c);
+    for (unsigned c = 0; c < cellFirst.size(); ++c) cellFirst[c] = cellFirstOf(sorted, lo, hi, depth, c);
+    return cellFirst;
+}
+
+// The histogram's cell table of a segment [lo, hi], against std::upper_bound (the splitters <= key) for every probe.
+bool cellsFind(const std::vector<uint32_t>& sorted, int depth, uint32_t lo, uint32_t hi, const std::vector<uint32_t>& probes) {
+    const std::vector<uint8_t> cellFirst = cellTable(sorted.data(), lo, hi, depth);
     for (uint32_t key : probes) {
         const unsigned want = static_cast<unsigned>(std::upper_bound(sorted.begin(), sorted.end(), key) - sorted.begin());
         const unsigned got = cellLeaf(sorted.data(), cellFirst.data(), lo, cellShift(lo, hi, depth), key);
@@ -1695,8 +1700,7 @@ bool levelPiecesDistribute(const std::vector<uint32_t>& keys, int depth, int til
     const auto [lo, hi] = std::minmax_element(keys.begin(), keys.end());
     const Segment s{0, keys.size(), 0, *lo, *hi};
     const std::vector<uint32_t> tree = sampleTree(keys, s, depth, 0);
-    std::vector<uint8_t> cellFirst(cellCount(s.lo, s.hi, depth) + 1);  // the histogram's leaf, as splittersKernel lays it
-    for (unsigned c = 0; c < cellFirst.size(); ++c) cellFirst[c] = cellFirstOf(tree.data() + slots / 2, s.lo, s.hi, depth, c);
+    const std::vector<uint8_t> cellFirst = cellTable(tree.data() + slots / 2, s.lo, s.hi, depth);  // the histogram's leaf
     const size_t tiles = tilesOf(keys.size(), tileBits);
     std::vector<unsigned> counts(tiles * slots + 1, 0), bucket(keys.size());
     for (size_t i = 0; i < keys.size(); ++i) {
@@ -2017,9 +2021,8 @@ bool splittersMatchHost(const std::vector<uint32_t>& keys, int level) {
         for (int j = 0; !fromSample && j < slots / 2 - 1; ++j) sorted[j] = rangeSplitter(segs[g].lo, segs[g].hi, j, slots / 2);
         for (int i = 0; !fromSample && i < slots / 2; ++i) layTree(sorted.data(), kDepth, i, want.data());
         bool same = std::equal(want.begin() + 1, want.end() - 1, got.begin() + g * words + 1);
-        const uint8_t* cellFirst = reinterpret_cast<const uint8_t*>(got.data() + g * words + slots);
-        for (unsigned c = 0; c <= cellCount(segs[g].lo, segs[g].hi, kDepth); ++c)
-            same = same && cellFirst[c] == cellFirstOf(want.data() + slots / 2, segs[g].lo, segs[g].hi, kDepth, c);
+        const std::vector<uint8_t> table = cellTable(want.data() + slots / 2, segs[g].lo, segs[g].hi, kDepth);
+        same = same && std::equal(table.begin(), table.end(), reinterpret_cast<const uint8_t*>(got.data() + g * words + slots));
         if (!same) {
             std::printf("FAIL splittersKernel<%d>, level %d, segment %zu: its tree or cell table differs from the host's\n",
                         kDepth, level, g);

@@ -17,7 +17,7 @@
 //   ./sample_sort --selftest       host tests of the building blocks (no GPU)
 //   ./sample_sort --key float --pairs --descending --input zipf --n 2^24
 // Reading map: "Part A" (bucketOf, the seed's kernels, the trap); "Part B": "tuning" (Tuning, the
-// bucket-sort tiers, the packed fields, the plan), "pieces" (splitters, buckets of leaves, cell table, bucket ranges, peer
+// bucket-sort tiers, the packed fields, the plan), "pieces" (buckets of leaves, splitters, cell table, bucket ranges, peer
 // rank, the histogram's layout, sample positions), "block-level helpers" (striped loads, warp ranks, block scans,
 // counting a tile), "kernels" (splitters, histogram, scatter, classify, bucket sort, each with its
 // steps), "launchers" (configs, balance, CUB's scan of the counts, scratch, the level loop); "the variant
@@ -378,7 +378,8 @@ __host__ __device__ inline unsigned slotOfLeaf(const uint32_t* sorted, int depth
 __host__ __device__ constexpr int cellBits(int depth) { return depth + 3; }
 __host__ __device__ constexpr int splitterWords(int depth) { return (1 << depth) + ((1 << cellBits(depth)) + 4) / 4; }
 static_assert(4 * (splitterWords(Tuning::maxDepth) - (1 << Tuning::maxDepth)) >= (1 << cellBits(Tuning::maxDepth)) + 1 &&
-              4 * (splitterWords(4) - (1 << 4)) >= (1 << cellBits(4)) + 1, "a segment's cell table fits after its splitters");
+              4 * (splitterWords(kNarrowDepth) - (1 << kNarrowDepth)) >= (1 << cellBits(kNarrowDepth)) + 1,
+              "a segment's cell table fits after its splitters");
 __host__ __device__ inline int cellShift(uint32_t lo, uint32_t hi, int depth) {
     const int bits = static_cast<int>(bitWidth(hi - lo));
     return bits > cellBits(depth) ? bits - cellBits(depth) : 0;
@@ -663,8 +664,8 @@ __device__ inline void chunkOffsets(unsigned* warpCounts, int slots, unsigned* t
 
 // A tile's keys [begin, end) counted into this warp's row: load(i) reads key i, bucketAt(key, i) finds its
 // counter (the histogram's slot, sample_sort_gpus's bucket); lanes past the end count in padSlot. A chunk's loads
-// all go out before its first walk, so they are in flight together (loading the next chunk during this one's walk
-// was slower: NOTES.md).
+// all go out before its first search, so they are in flight together (loading the next chunk during this one's
+// searches was slower: NOTES.md).
 template <class Load, class BucketAt>
 __device__ inline void countTile(size_t begin, size_t end, unsigned* warpRow, unsigned padSlot, Load load,
                                  BucketAt bucketAt) {
@@ -675,7 +676,7 @@ __device__ inline void countTile(size_t begin, size_t end, unsigned* warpRow, un
         loadStriped(smaller(end - chunk, nv), key, Word{}, [&](unsigned p) { return load(chunk + p); });
         const unsigned len = static_cast<unsigned>(smaller(end - chunk, nv));
         unsigned bucket[vt];
-        if (len == nv) {  // a full chunk (all but a tile's last): no lane tests a position, no walk waits on a branch
+        if (len == nv) {  // a full chunk (all but a tile's last): no lane tests a position, no search waits on a branch
             DEVICE_UNROLL
             for (int j = 0; j < vt; ++j) bucket[j] = bucketAt(key[j], chunk + stripedPosition<vt>(j));
         } else {

@@ -397,16 +397,17 @@ __host__ __device__ inline uint8_t cellFirstOf(const uint32_t* sorted, uint32_t 
 }
 __host__ __device__ inline unsigned cellLeaf(const uint32_t* sorted, const uint8_t* cellFirst, uint32_t lo, int shift,
                                              uint32_t key) {
-    const unsigned c = (key - lo) >> shift;
+    const unsigned c = (key - lo) >> shift, last = cellFirst[c + 1];
     unsigned leaf = cellFirst[c];
-    int n = cellFirst[c + 1] - static_cast<int>(leaf);  // the leaf lies in [leaf, leaf + n] (signed: a bad table ends)
+    int n = static_cast<int>(last) - static_cast<int>(leaf);  // the leaf lies in [leaf, leaf + n] (signed: a bad table ends)
+    // At or past the cell's last splitter: every splitter of the cell is <= key. This one compare (the only one where
+    // the cell holds one splitter) also ends the search for a key equal to a splitter that many share, as equal keys
+    // make them (all-equal input: 255 in one cell, every key), which would otherwise halve up to 8 times.
+    if (n > 0 && sorted[last - 1] <= key) return last;
+    --n;  // the leaf lies in [leaf, last - 1]
     while (n > 0) {
-        // The last candidate first: a key at or past it ends here. That is the one compare of a cell with one splitter,
-        // and it ends the search for a key equal to a splitter that many share, as equal keys make them (all-equal
-        // input: 255 splitters in one cell, every key), which halving would take 8 steps to reach.
-        if (sorted[leaf + n - 1] <= key) return leaf + n;
-        const int half = n >> 1;  // now in [leaf, leaf + n - 1]: halve it
-        if (half > 0 && sorted[leaf + half - 1] <= key) leaf += half, n -= half + 1;
+        const int half = (n + 1) >> 1;
+        if (sorted[leaf + half - 1] <= key) leaf += half, n -= half;
         else n = half - 1;
     }
     return leaf;

@@ -17,7 +17,7 @@
 //   ./sample_sort --selftest       host tests of the building blocks (no GPU)
 //   ./sample_sort --key float --pairs --descending --input zipf --n 2^24
 // Reading map: "Part A" (bucketOf, the seed's kernels, the trap); "Part B": "tuning" (Tuning, the
-// bucket-sort tiers, the packed fields, the plan), "pieces" (tree, cell table, splitters, bucket ranges, peer
+// bucket-sort tiers, the packed fields, the plan), "pieces" (buckets of leaves, splitters, cell table, bucket ranges, peer
 // rank, the histogram's layout, sample positions), "block-level helpers" (striped loads, warp ranks, block scans,
 // counting a tile), "kernels" (splitters, histogram, scatter, classify, bucket sort, each with its
 // steps), "launchers" (configs, balance, CUB's scan of the counts, scratch, the level loop); "the variant
@@ -225,7 +225,7 @@ struct Tuning {
     static size_t mostTiles(size_t n) {  // the most tiles a sort of at most n keys cuts its first level into
         return std::min(ceilDiv(n, size_t{1} << minTileBits), std::max(smallTiles(true), ceilDiv(n, tileKeys)));
     }
-    static constexpr int maxDepth = 8;                         // tree depth: k = 2^depth buckets by splitters
+    static constexpr int maxDepth = 8;                         // depth: k = 2^depth buckets by splitters
     static constexpr int maxSlots = 2 << maxDepth;             // 2k - 1 buckets (equality ones included) + 1 pad
     static constexpr int oversample = 16, maxSample = (1 << maxDepth) * oversample;  // a bucket's, a segment's sample
     __host__ __device__ static constexpr int sampleNt(int depth) { return (oversample << depth) / 4; }  // 4 keys each
@@ -233,7 +233,7 @@ struct Tuning {
     static constexpr int classifyNt = 256;
 };
 
-static_assert(Tuning::maxDepth <= 8, "a key's tree leaf fits the byte the histogram keeps for the scatter");
+static_assert(Tuning::maxDepth <= 8, "a key's leaf fits the byte the histogram keeps for the scatter");
 static_assert(Tuning::tileKeys == size_t{1} << Tuning::tileBits, "the largest tile is 2^tileBits keys");
 
 // A one-block bucket sort: kNt threads, kVt keys each, sorted in shared memory by digits, least significant first:
@@ -298,7 +298,7 @@ template <bool kPairs>
 struct ScatterShared {
     static constexpr int nt = kPairs ? 256 : 512, vt = 16, nv = nt * vt, warps = nt / 32;
     static constexpr int rows = kPairs ? warps : 1;
-    uint32_t tree[Tuning::maxSlots];             // nodes 1..k-1, then the k-1 sorted splitters
+    uint32_t splitters[1 << Tuning::maxDepth];   // the k-1 sorted splitters
     unsigned counts[rows * Tuning::maxSlots];    // a row per warp with values, one for the block without
     unsigned totals[kPairs ? Tuning::maxSlots : 1], starts[Tuning::maxSlots], scratch[32];
     size_t delta[Tuning::maxSlots];              // the chunk's staged key i, of slot b (slotOf), goes to delta[b] + i
@@ -340,47 +340,10 @@ static_assert((uint64_t{1} << 33) / (512 + 1) + 1 <= Plan::kSegmentMask,  // mor
 
 // --------------------------------------------------------------------- pieces
 
-// The implicit search tree: node i (1-based, heap order) at depth d holds the sorted splitter
-// (2p + 1) * 2^(depth - d - 1) - 1, p = 2^(d+1) - 1 - i: the root is the median, its children the quartiles,
-// mirrored (the upper one first), so a key below a node's splitter goes to child 2i + 1, one at or above it to 2i.
-__host__ __device__ inline int treeNode(unsigned i, int depth) {
-    int d = 0;
-    while ((2u << d) <= i) ++d;
-    const unsigned p = (2u << d) - 1 - i;
-    return static_cast<int>((2 * p + 1) << (depth - d - 1)) - 1;
-}
-// Slot i (0 <= i < k) of a segment's tree of 2k words: node i (i > 0), and sorted splitter i at k + i.
-__host__ __device__ inline void layTree(const uint32_t* sorted, int depth, int i, uint32_t* tree) {
-    if (i > 0) tree[i] = sorted[treeNode(i, depth)];
-    if (i < (1 << depth) - 1) tree[(1 << depth) + i] = sorted[i];
-}
-
-// The bucket of a key: walk the tree (each comparison is the next step, no branch) to leaf b = the splitters <= key,
-// as bucketOf counts them; a key equal to splitter b-1 goes to equality bucket 2b-1 (no sort needed), the others to
-// 2b (sorted[b-1] < key < sorted[b]). sample_sort_gpus walks it; Part B's histogram finds the same leaf by the cell
-// table (cellLeaf) and keeps it, so the scatter needs only slotOfLeaf.
-__host__ __device__ inline unsigned treeLeaf(const uint32_t* tree, int depth, uint32_t key) {
-    unsigned node = 1;
-#ifdef __CUDA_ARCH__
-    // On the device the tree is in shared memory (every caller's is). A turn, node = 2 node + (key < splitter),
-    // is one add with carry: splitter + ~key carries exactly when splitter > key. A level is then four
-    // instructions: the address, the load, the add that sets the carry, the add that takes it.
-    const uint32_t base = static_cast<uint32_t>(__cvta_generic_to_shared(tree)), notKey = ~key;
-    for (int l = 0; l < depth; ++l) {
-        uint32_t splitter;
-        asm volatile("ld.shared.u32 %0, [%1];" : "=r"(splitter) : "r"(base + 4 * node));
-        asm("{ .reg .u32 t; add.cc.u32 t, %1, %2; addc.u32 %0, %0, %0; }" : "+r"(node) : "r"(splitter), "r"(notKey));
-    }
-#else
-    for (int l = 0; l < depth; ++l) node = 2 * node + (key < tree[node]);
-#endif
-    return (2u << depth) - 1 - node;  // the walk ends at node 2^(depth+1) - 1 - leaf (mirrored)
-}
-__host__ __device__ inline unsigned bucketOfLeaf(const uint32_t* tree, int depth, unsigned leaf, uint32_t key) {
-    return 2 * leaf - (leaf > 0 && tree[(1u << depth) + leaf - 1] == key);
-}
-__host__ __device__ inline unsigned treeBucket(const uint32_t* tree, int depth, uint32_t key) {
-    return bucketOfLeaf(tree, depth, treeLeaf(tree, depth, key), key);
+// The bucket of a key from its leaf b, the number of splitters <= key (the course's bucketOf): a key equal to
+// splitter b-1 goes to equality bucket 2b-1 (no sort needed), the others to 2b (sorted[b-1] < key < sorted[b]).
+__host__ __device__ inline unsigned bucketOfLeaf(const uint32_t* sorted, unsigned leaf, uint32_t key) {
+    return 2 * leaf - (leaf > 0 && sorted[leaf - 1] == key);
 }
 
 // Splitter j (0 <= j < k-1) of a segment: from the sorted sample, evenly spaced; or, past the sampled
@@ -402,19 +365,21 @@ __host__ __device__ constexpr unsigned slotOf(unsigned bucket, int depth) { retu
 __host__ __device__ constexpr unsigned bucketOfSlot(unsigned slot, int depth) { return (slot << 1 | slot >> depth) & ((2u << depth) - 1); }
 // slotOf(bucketOfLeaf(...)) with no instruction more than the bucket takes (the histogram is bound by issue): a key
 // equal to splitter leaf - 1 goes to equality bucket 2 leaf - 1, slot leaf - 1 + k; the others to range slot leaf.
-__host__ __device__ inline unsigned slotOfLeaf(const uint32_t* tree, int depth, unsigned leaf, uint32_t key) {
-    return leaf + (leaf > 0 && tree[(1u << depth) + leaf - 1] == key ? (1u << depth) - 1 : 0u);
+__host__ __device__ inline unsigned slotOfLeaf(const uint32_t* sorted, int depth, unsigned leaf, uint32_t key) {
+    return leaf + (leaf > 0 && sorted[leaf - 1] == key ? (1u << depth) - 1 : 0u);
 }
 
-// The histogram's shortcut to a key's leaf: the segment's keys [lo, hi] fall into at most 8k cells of 2^cellShift keys
-// (k = 2^depth buckets by splitters), and cellFirst[c] counts the splitters below cell c. A key's leaf (the splitters
-// <= key) then lies in [cellFirst[c], cellFirst[c + 1]]: one value unless a splitter shares its cell (about one key in
-// eight), where a binary search over that cell's few splitters finds it. A byte load and a compare or so a key where
-// the walk takes depth levels. splittersKernel lays the table (8k + 1 bytes) after each segment's tree.
+// A key's leaf by cells: the segment's keys [lo, hi] fall into at most 8k cells of 2^cellShift keys (k = 2^depth
+// buckets by splitters), and cellFirst[c] counts the splitters below cell c. A key's leaf (the splitters <= key) then
+// lies in [cellFirst[c], cellFirst[c + 1]]: one value unless a splitter shares its cell (about one key in eight),
+// where a binary search over that cell's few splitters finds it. A byte load and a compare or so a key, where a
+// binary search over all k - 1 splitters takes depth steps. splittersKernel lays each segment's k - 1 sorted
+// splitters (and a word of padding), then its table (8k + 1 bytes): splitterWords words a segment.
 __host__ __device__ constexpr int cellBits(int depth) { return depth + 3; }
-__host__ __device__ constexpr int treeWords(int depth) { return (2 << depth) + ((1 << cellBits(depth)) + 4) / 4; }
-static_assert(4 * (treeWords(Tuning::maxDepth) - (2 << Tuning::maxDepth)) >= (1 << cellBits(Tuning::maxDepth)) + 1 &&
-              4 * (treeWords(4) - (2 << 4)) >= (1 << cellBits(4)) + 1, "a segment's cell table fits after its tree");
+__host__ __device__ constexpr int splitterWords(int depth) { return (1 << depth) + ((1 << cellBits(depth)) + 4) / 4; }
+static_assert(4 * (splitterWords(Tuning::maxDepth) - (1 << Tuning::maxDepth)) >= (1 << cellBits(Tuning::maxDepth)) + 1 &&
+              4 * (splitterWords(kNarrowDepth) - (1 << kNarrowDepth)) >= (1 << cellBits(kNarrowDepth)) + 1,
+              "a segment's cell table fits after its splitters");
 __host__ __device__ inline int cellShift(uint32_t lo, uint32_t hi, int depth) {
     const int bits = static_cast<int>(bitWidth(hi - lo));
     return bits > cellBits(depth) ? bits - cellBits(depth) : 0;
@@ -432,9 +397,14 @@ __host__ __device__ inline uint8_t cellFirstOf(const uint32_t* sorted, uint32_t 
 }
 __host__ __device__ inline unsigned cellLeaf(const uint32_t* sorted, const uint8_t* cellFirst, uint32_t lo, int shift,
                                              uint32_t key) {
-    const unsigned c = (key - lo) >> shift;
+    const unsigned c = (key - lo) >> shift, last = cellFirst[c + 1];
     unsigned leaf = cellFirst[c];
-    int n = cellFirst[c + 1] - static_cast<int>(leaf);  // the leaf lies in [leaf, leaf + n] (signed: a bad table ends)
+    int n = static_cast<int>(last) - static_cast<int>(leaf);  // the leaf lies in [leaf, leaf + n] (signed: a bad table ends)
+    // At or past the cell's last splitter: every splitter of the cell is <= key. This one compare (the only one where
+    // the cell holds one splitter) also ends the search for a key equal to a splitter that many share, as equal keys
+    // make them (all-equal input: 255 in one cell, every key), which would otherwise halve up to 8 times.
+    if (n > 0 && sorted[last - 1] <= key) return last;
+    --n;  // the leaf lies in [leaf, last - 1]
     while (n > 0) {
         const int half = (n + 1) >> 1;
         if (sorted[leaf + half - 1] <= key) leaf += half, n -= half;
@@ -699,8 +669,8 @@ __device__ inline void chunkOffsets(unsigned* warpCounts, int slots, unsigned* t
 
 // A tile's keys [begin, end) counted into this warp's row: load(i) reads key i, bucketAt(key, i) finds its
 // counter (the histogram's slot, sample_sort_gpus's bucket); lanes past the end count in padSlot. A chunk's loads
-// all go out before its first walk, so they are in flight together (loading the next chunk during this one's walk
-// was slower: NOTES.md).
+// all go out before its first search, so they are in flight together (loading the next chunk during this one's
+// searches was slower: NOTES.md).
 template <class Load, class BucketAt>
 __device__ inline void countTile(size_t begin, size_t end, unsigned* warpRow, unsigned padSlot, Load load,
                                  BucketAt bucketAt) {
@@ -711,7 +681,7 @@ __device__ inline void countTile(size_t begin, size_t end, unsigned* warpRow, un
         loadStriped(smaller(end - chunk, nv), key, Word{}, [&](unsigned p) { return load(chunk + p); });
         const unsigned len = static_cast<unsigned>(smaller(end - chunk, nv));
         unsigned bucket[vt];
-        if (len == nv) {  // a full chunk (all but a tile's last): no lane tests a position, no walk waits on a branch
+        if (len == nv) {  // a full chunk (all but a tile's last): no lane tests a position, no search waits on a branch
             DEVICE_UNROLL
             for (int j = 0; j < vt; ++j) bucket[j] = bucketAt(key[j], chunk + stripedPosition<vt>(j));
         } else {
@@ -758,10 +728,10 @@ __device__ inline void sortSample(uint32_t (&x)[4], uint4* exchange) {
         }
 }
 
-// One block per segment, a thread per 4 sample keys: the splitters (sorted sample or key range), laid out by layTree.
+// One block per segment, a thread per 4 sample keys: the splitters (sorted sample or key range), then their cell table.
 template <int kDepth>
 __global__ void __launch_bounds__(Tuning::sampleNt(kDepth)) splittersKernel(WordSource src, const Segment* segs,
-    uint32_t* trees, int level, bool fromSample) {
+    uint32_t* splitters, int level, bool fromSample) {
     constexpr int k = 1 << kDepth, size = k * Tuning::oversample, nt = Tuning::sampleNt(kDepth);
     __shared__ uint4 sample[nt];
     __shared__ uint32_t sorted[k];
@@ -778,46 +748,46 @@ __global__ void __launch_bounds__(Tuning::sampleNt(kDepth)) splittersKernel(Word
         sorted[j] = fromSample ? sampleSplitter(reinterpret_cast<const uint32_t*>(sample), size, j, k)
                                : rangeSplitter(s.lo, s.hi, j, k);
     __syncthreads();
-    uint32_t* tree = trees + static_cast<size_t>(blockIdx.x) * treeWords(kDepth);
-    for (int i = threadIdx.x; i < k; i += nt) layTree(sorted, kDepth, i, tree);
-    uint8_t* cellFirst = reinterpret_cast<uint8_t*>(tree + (2 << kDepth));
+    uint32_t* out = splitters + static_cast<size_t>(blockIdx.x) * splitterWords(kDepth);
+    for (int j = threadIdx.x; j < k - 1; j += nt) out[j] = sorted[j];
+    uint8_t* cellFirst = reinterpret_cast<uint8_t*>(out + k);
     for (unsigned c = threadIdx.x; c <= cellCount(s.lo, s.hi, kDepth); c += nt) cellFirst[c] = cellFirstOf(sorted, s.lo, s.hi, kDepth, c);
 }
 
-// Loads a segment's tree (its first kWords words: the histogram's take the cell table too; kNt threads) and finds
+// Loads a segment's splitters (its first kWords words: the histogram's take the cell table too; kNt threads) and finds
 // the tile's stretch of keys.
-template <int kDepth, int kNt, int kWords = (2 << kDepth)>
-__device__ inline void openTile(const Segment* segs, unsigned numSegs, int tileBits, const uint32_t* trees,
-                                uint32_t* tree, Segment& s, size_t& tile, size_t& begin, size_t& end) {
+template <int kDepth, int kNt, int kWords = (1 << kDepth)>
+__device__ inline void openTile(const Segment* segs, unsigned numSegs, int tileBits, const uint32_t* splitters,
+                                uint32_t* shared, Segment& s, size_t& tile, size_t& begin, size_t& end) {
     const unsigned seg = segmentOfTile(segs, numSegs, blockIdx.x);
     s = segs[seg];
     tile = blockIdx.x - s.firstTile;
     begin = s.start + (tile << tileBits);
     end = smaller(begin + (size_t{1} << tileBits), s.start + s.len);
-    for (int i = threadIdx.x; i < kWords; i += kNt) tree[i] = trees[static_cast<size_t>(seg) * treeWords(kDepth) + i];
+    for (int i = threadIdx.x; i < kWords; i += kNt) shared[i] = splitters[static_cast<size_t>(seg) * splitterWords(kDepth) + i];
 }
 
 // One block per tile: its count of keys per bucket, into the segment's rows.
 template <int kDepth>
 __global__ void __launch_bounds__(Tuning::nt) histogramKernel(WordSource src, const Segment* segs, unsigned numSegs,
-    int tileBits, const uint32_t* trees, unsigned* counts, uint8_t* leaves) {
+    int tileBits, const uint32_t* splitters, unsigned* counts, uint8_t* leaves) {
     constexpr int slots = 2 << kDepth, k = 1 << kDepth;
-    __shared__ uint32_t tree[treeWords(kDepth)];  // the tree, then the cell table
+    __shared__ uint32_t sorted[splitterWords(kDepth)];  // the splitters, then the cell table
     __shared__ unsigned warpCounts[Tuning::warps * slots];
     Segment s;
     size_t tile, begin, end;
-    openTile<kDepth, Tuning::nt, treeWords(kDepth)>(segs, numSegs, tileBits, trees, tree, s, tile, begin, end);
+    openTile<kDepth, Tuning::nt, splitterWords(kDepth)>(segs, numSegs, tileBits, splitters, sorted, s, tile, begin, end);
     for (int i = threadIdx.x; i < Tuning::warps * slots; i += Tuning::nt) warpCounts[i] = 0;
-    const uint8_t* cellFirst = reinterpret_cast<const uint8_t*>(tree + slots);
+    const uint8_t* cellFirst = reinterpret_cast<const uint8_t*>(sorted + k);
     const int shift = cellShift(s.lo, s.hi, kDepth);
     __syncthreads();
     countTile(begin, end, warpCounts + (threadIdx.x >> 5) * slots, slots - 1,
               [&](size_t i) { return src.words[i]; },
               [&](uint32_t word, size_t i) {
                   const uint32_t key = src.map.rank(word);
-                  const unsigned leaf = cellLeaf(tree + k, cellFirst, s.lo, shift, key);
-                  leaves[i] = static_cast<uint8_t>(leaf);  // the scatter walks no tree
-                  return slotOfLeaf(tree, kDepth, leaf, key);
+                  const unsigned leaf = cellLeaf(sorted, cellFirst, s.lo, shift, key);
+                  leaves[i] = static_cast<uint8_t>(leaf);  // the scatter searches nothing
+                  return slotOfLeaf(sorted, kDepth, leaf, key);
               });
     __syncthreads();  // the pad slot's count stays 0: its offset then ends the segment's last bucket (bucketSpan)
     for (int b = threadIdx.x; b < slots; b += Tuning::nt) {
@@ -873,14 +843,14 @@ __device__ __forceinline__ void loadChunk(const WordSource& src, const uint8_t* 
 
 // Each word to its ordered key (in place) and its bucket's slot (slotOf), from its leaf; pads go to the last slot.
 template <int kDepth, int kVt>
-__device__ __forceinline__ void bucketChunk(const WordSource& src, const uint32_t* tree, unsigned chunkLen,
+__device__ __forceinline__ void bucketChunk(const WordSource& src, const uint32_t* sorted, unsigned chunkLen,
                                             uint32_t (&key)[kVt], const unsigned (&leaf)[kVt], unsigned (&bucket)[kVt]) {
     DEVICE_UNROLL
     for (int j = 0; j < kVt; ++j) {
         const unsigned p = stripedPosition<kVt>(j);
         key[j] = src.map.rank(key[j]);
         if (p >= chunkLen) bucket[j] = (2 << kDepth) - 1;
-        else bucket[j] = slotOfLeaf(tree, kDepth, leaf[j], key[j]);
+        else bucket[j] = slotOfLeaf(sorted, kDepth, leaf[j], key[j]);
     }
 }
 
@@ -912,7 +882,7 @@ __device__ __forceinline__ void tileStarts(const Segment& s, size_t tile, int ti
         base[q] = firstSlot + q < slots ? s.start + offsets[countsIndex(s, slots, b, tile, tileBits)] - segmentBase : 0;
     }
 }
-// Which of this thread's slots the scatter finishes (finalBucket), from the segment's splitters in sh.tree.
+// Which of this thread's slots the scatter finishes (finalBucket), from the segment's splitters in sh.splitters.
 template <int kDepth, int kPer, bool kPairs>
 __device__ __forceinline__ void markFinished(ScatterShared<kPairs>& sh, const Segment& s, int tileBits, const uint64_t* offsets,
                                              int firstSlot) {
@@ -921,7 +891,7 @@ __device__ __forceinline__ void markFinished(ScatterShared<kPairs>& sh, const Se
     for (int q = 0; q < kPer; ++q) {
         const int slot = firstSlot + q;
         const unsigned b = bucketOfSlot(slot, kDepth);
-        const BucketSpan span = slot < slots && b < slots - 1 ? bucketSpan(s, slots, b, offsets, tileBits, sh.tree + slots / 2) : BucketSpan{};
+        const BucketSpan span = slot < slots && b < slots - 1 ? bucketSpan(s, slots, b, offsets, tileBits, sh.splitters) : BucketSpan{};
         if (slot < slots) sh.finished[slot] = finalBucket(span.len, span.lo, span.hi);
     }
 }
@@ -964,7 +934,7 @@ __device__ __forceinline__ void writeChunk(const ScatterShared<kPairs>& sh, bool
 template <int kDepth, bool kPairs>
 __global__ void __launch_bounds__(ScatterShared<kPairs>::nt, 2) scatterKernel(WordSource src,
     const uint32_t* valuesIn, const uint8_t* leaves, const Segment* segs, unsigned numSegs, int tileBits,
-    const uint32_t* trees, const uint64_t* offsets, uint32_t* keysOut, uint32_t* valuesOut, uint32_t* keysDone,
+    const uint32_t* splitters, const uint64_t* offsets, uint32_t* keysOut, uint32_t* valuesOut, uint32_t* keysDone,
     uint32_t* valuesDone, RankMap map) {
     using Shared = ScatterShared<kPairs>;
     constexpr int slots = 2 << kDepth, vt = Shared::vt, nv = Shared::nv, per = ceilDiv(slots, Shared::nt);
@@ -972,14 +942,14 @@ __global__ void __launch_bounds__(ScatterShared<kPairs>::nt, 2) scatterKernel(Wo
     Shared& sh = *reinterpret_cast<Shared*>(scatterShared);
     Segment s;
     size_t tile, begin, end;
-    openTile<kDepth, Shared::nt>(segs, numSegs, tileBits, trees, sh.tree, s, tile, begin, end);
+    openTile<kDepth, Shared::nt>(segs, numSegs, tileBits, splitters, sh.splitters, s, tile, begin, end);
     if constexpr (!kPairs) prefetchChunk(src, leaves, begin, end);  // on its way while the tile's places are read
     for (int i = threadIdx.x; i < Shared::rows * slots; i += Shared::nt) sh.counts[i] = 0;
     const int firstSlot = threadIdx.x * per;  // this thread's slots, the same ones in every chunk's scan
     size_t base[per];
     tileStarts<kDepth>(s, tile, tileBits, offsets, firstSlot, base);
     unsigned* mine = sh.counts + (kPairs ? (threadIdx.x >> 5) * slots : 0);
-    __syncthreads();  // the tree and the cleared counters
+    __syncthreads();  // the splitters and the cleared counters
     markFinished<kDepth, per>(sh, s, tileBits, offsets, firstSlot);
     for (size_t chunk = begin; chunk < end; chunk += nv) {
         const unsigned chunkLen = static_cast<unsigned>(smaller(end - chunk, nv));
@@ -993,7 +963,7 @@ __global__ void __launch_bounds__(ScatterShared<kPairs>::nt, 2) scatterKernel(Wo
         }
         if (busy) {  // loadChunk's length a size_t, as countTile's (an unsigned one changes the registers)
             loadChunk<kPairs>(src, leaves, chunk, smaller(end - chunk, nv), key, leaf);
-            bucketChunk<kDepth>(src, sh.tree, chunkLen, key, leaf, rank);
+            bucketChunk<kDepth>(src, sh.splitters, chunkLen, key, leaf, rank);
             if constexpr (kPairs) warpRank<kDepth + 1, kBucketBits, /*kSelect=*/true>(rank, mine);
             else warpRankAnyOrder<kBucketBits>(rank, mine);
         }
@@ -1054,13 +1024,13 @@ __device__ __forceinline__ void listTask(size_t start, size_t len, uint32_t lo, 
 // One thread per (segment, bucket): the bucket's place from the scanned rows, then its fate (bucketFate).
 template <int kDepth>
 __global__ void __launch_bounds__(Tuning::classifyNt) classifyKernel(const Segment* segs, unsigned numSegs, int tileBits,
-    const uint32_t* trees, const uint64_t* offsets, size_t cap, Plan* plan, Segment* next, Task* lists, const size_t* listBase,
+    const uint32_t* splitters, const uint64_t* offsets, size_t cap, Plan* plan, Segment* next, Task* lists, const size_t* listBase,
     const size_t* listCap) {
-    constexpr int slots = 2 << kDepth, k = 1 << kDepth;
+    constexpr int slots = 2 << kDepth;
     const size_t x = static_cast<size_t>(blockIdx.x) * blockDim.x + threadIdx.x, seg = x / slots;
     const unsigned id = static_cast<unsigned>(x % slots), lane = threadIdx.x & 31;
     BucketSpan b{};  // no bucket (past the last segment, or the pad slot): len 0
-    if (seg < numSegs && id != slots - 1) b = bucketSpan(segs[seg], slots, id, offsets, tileBits, trees + seg * treeWords(kDepth) + k);
+    if (seg < numSegs && id != slots - 1) b = bucketSpan(segs[seg], slots, id, offsets, tileBits, splitters + seg * splitterWords(kDepth));
     const int fate = bucketFate(b, cap);
     addToPlan(b.len, b.len && fate == kNoSort, fate >= 0, fate == kNextLevel && b.len > (cap << kNarrowDepth), lane, plan);
     listTask(b.start, b.len, b.lo, b.hi, fate, lane, plan, lists, listBase, listCap);
@@ -1300,25 +1270,25 @@ inline void mostTasks(size_t buckets, size_t keys, size_t cap, size_t (&most)[kL
 
 // Scratch sizes for a config: a segment holds more than cap keys, so a level past the first has at most n / (cap + 1).
 struct ScratchSizes {
-    size_t segs = 0, counts = 0, trees = 0;
+    size_t segs = 0, counts = 0, splitters = 0;
     size_t lists[kLists] = {};
     ScratchSizes() = default;
     ScratchSizes(size_t n, const SortConfig& c) {
         const size_t slots = size_t{2} << c.depth;
         segs = 1 + n / (c.cap + 1);  // SortScratch::reserve refuses more than the plan counts
         counts = (Tuning::mostTiles(n) + segs) * slots + 1;
-        trees = segs * treeWords(c.depth);
+        splitters = segs * splitterWords(c.depth);
         mostTasks(segs * (slots - 1), n, c.cap, lists);
     }
     void grow(const ScratchSizes& o) {
-        segs = std::max(segs, o.segs), counts = std::max(counts, o.counts), trees = std::max(trees, o.trees);
+        segs = std::max(segs, o.segs), counts = std::max(counts, o.counts), splitters = std::max(splitters, o.splitters);
         for (int l = 0; l < kLists; ++l) lists[l] = std::max(lists[l], o.lists[l]);
     }
     size_t bytes(size_t n, bool pairs) const {
         const size_t listTotal = std::accumulate(std::begin(lists), std::end(lists), size_t{0});
         // n: the leaves, a byte a key; counts / 4: CUB's scan, 16 B a tile of 64+
         return 2 * n * (pairs ? 8 : 4) + n + 2 * segs * sizeof(Segment) + 2 * listTotal * sizeof(Task) +
-               trees * 4 + counts * (sizeof(unsigned) + sizeof(uint64_t)) + counts / 4 + 4096;
+               splitters * 4 + counts * (sizeof(unsigned) + sizeof(uint64_t)) + counts / 4 + 4096;
     }
 };
 
@@ -1354,10 +1324,10 @@ SortWords sortWordsOf(SortBuffers<Key>& d, size_t n, bool descending) {
 
 // The sort's scratch, typed by no Key, sized once (reserve) for its largest sort; sample_sort_gpus.cu keeps one a rank.
 struct SortScratch {
-    DeviceBuffer<uint32_t> keysA, keysB, valuesA, valuesB, trees, counts;
+    DeviceBuffer<uint32_t> keysA, keysB, valuesA, valuesB, splitters, counts;
     DeviceBuffer<uint64_t> offsets;
     DeviceBuffer<unsigned char> scanTemp;  // CUB's, for scanCounts
-    DeviceBuffer<uint8_t> leaves;  // each key's tree leaf, from the histogram to the scatter
+    DeviceBuffer<uint8_t> leaves;  // each key's leaf, from the histogram to the scatter
     DeviceBuffer<Segment> segs[2];
     // The task lists and the plan, two of each (by level parity): a level's sorts still read theirs while the
     // next level's classify fills the others.
@@ -1392,7 +1362,7 @@ struct SortScratch {
         keysA.allocate(n), keysB.allocate(n);
         leaves.allocate(n);
         if (pairs) valuesA.allocate(n), valuesB.allocate(n);
-        trees.allocate(s.trees);
+        splitters.allocate(s.splitters);
         counts.allocate(s.counts), offsets.allocate(s.counts);
         size_t scanBytes = 0;
         CUDA_CHECK(scanCounts(nullptr, scanBytes, counts.get(), offsets.get(), s.counts));
@@ -1479,11 +1449,11 @@ Plan runLevel(SortScratch& p, const SortWords& io, size_t cap, int level, WordSo
     const Segment* segs = p.segs[level & 1].get();
     uint32_t* keysOut = level & 1 ? p.keysB.get() : p.keysA.get();
     uint32_t* valuesOut = level & 1 ? p.valuesB.get() : p.valuesA.get();
-    splittersKernel<kDepth><<<numSegs, Tuning::sampleNt(kDepth)>>>(src, segs, p.trees.get(), level, level < Tuning::sampledLevels);
+    splittersKernel<kDepth><<<numSegs, Tuning::sampleNt(kDepth)>>>(src, segs, p.splitters.get(), level, level < Tuning::sampledLevels);
     CUDA_CHECK_LAUNCH("splittersKernel");
     mark("splitters", numSegs, "segment", 0);
     const unsigned tiles = gridFor(numTiles, 1, "histogramKernel");
-    histogramKernel<kDepth><<<tiles, Tuning::nt>>>(src, segs, numSegs, tileBits, p.trees.get(), p.counts.get(),
+    histogramKernel<kDepth><<<tiles, Tuning::nt>>>(src, segs, numSegs, tileBits, p.splitters.get(), p.counts.get(),
                                                     p.leaves.get());
     CUDA_CHECK_LAUNCH("histogramKernel");
     mark("histogram", keys, "key", keys * 5.0 + 4.0 * numCounts);  // and a leaf a key
@@ -1494,12 +1464,12 @@ Plan runLevel(SortScratch& p, const SortWords& io, size_t cap, int level, WordSo
     requireShared(scatterKernel<kDepth, kPairs>, scatterBytes, "scatterKernel");
     if (level >= 2) p.waitForSorts(level);  // level - 2's sorts read keysOut, and its lists and plan are refilled below
     scatterKernel<kDepth, kPairs><<<tiles, ScatterShared<kPairs>::nt, scatterBytes>>>(src, valuesIn, p.leaves.get(),
-        segs, numSegs, tileBits, p.trees.get(), p.offsets.get(), keysOut, valuesOut, io.out, io.valuesOut, io.map);
+        segs, numSegs, tileBits, p.splitters.get(), p.offsets.get(), keysOut, valuesOut, io.out, io.valuesOut, io.map);
     CUDA_CHECK_LAUNCH("scatterKernel");
     mark("scatter", keys, "key", keys * (2 * keyBytes + 1) + 8.0 * numCounts);
     CUDA_CHECK(cudaMemsetAsync(p.levelPlan(level), 0, sizeof(Plan)));
     classifyKernel<kDepth><<<gridFor(size_t{numSegs} * slots, Tuning::classifyNt, "classifyKernel"), Tuning::classifyNt>>>(
-        segs, numSegs, tileBits, p.trees.get(), p.offsets.get(), cap, p.levelPlan(level), p.segs[(level + 1) & 1].get(),
+        segs, numSegs, tileBits, p.splitters.get(), p.offsets.get(), cap, p.levelPlan(level), p.segs[(level + 1) & 1].get(),
         p.levelLists(level), p.listMeta.get(), p.listMeta.get() + kLists);
     CUDA_CHECK_LAUNCH("classifyKernel");
     CUDA_CHECK(cudaEventRecord(p.classified));  // what the sorts and the plan's copy wait for
@@ -1638,20 +1608,21 @@ bool cellsFind(const std::vector<uint32_t>& sorted, int depth, uint32_t lo, uint
     return true;
 }
 
-// treeBucket against bucketOf and std::upper_bound (splitters <= key; equality buckets odd); bucketRange holds the key.
-bool treeMatchesSearch(const std::vector<uint32_t>& sorted, int depth, const std::vector<uint32_t>& probes) {
+// The bucket of the cell search's leaf (bucketOfLeaf) against bucketOf and std::upper_bound (splitters <= key;
+// equality buckets odd); bucketRange holds the key; slotOfLeaf gives its slot.
+bool bucketsMatchSearch(const std::vector<uint32_t>& sorted, int depth, const std::vector<uint32_t>& probes) {
     const int k = 1 << depth;
-    std::vector<uint32_t> tree(2 * k);
-    for (int i = 0; i < k; ++i) layTree(sorted.data(), depth, i, tree.data());
+    const std::vector<uint8_t> cellFirst = cellTable(sorted.data(), 0, 0xFFFFFFFFu, depth);
     for (uint32_t key : probes) {
         const unsigned b = static_cast<unsigned>(std::upper_bound(sorted.begin(), sorted.end(), key) - sorted.begin());
-        const unsigned want = 2 * b - (b > 0 && sorted[b - 1] == key), got = treeBucket(tree.data(), depth, key);
+        const unsigned leaf = cellLeaf(sorted.data(), cellFirst.data(), 0, cellShift(0, 0xFFFFFFFFu, depth), key);
+        const unsigned want = 2 * b - (b > 0 && sorted[b - 1] == key), got = bucketOfLeaf(sorted.data(), leaf, key);
         uint32_t lo, hi;
         bucketRange(got, sorted.data(), k, 0, 0xFFFFFFFFu, lo, hi);
-        const unsigned slot = slotOfLeaf(tree.data(), depth, treeLeaf(tree.data(), depth, key), key);
+        const unsigned slot = slotOfLeaf(sorted.data(), depth, leaf, key);
         if (got != want || static_cast<unsigned>(bucketOf(key, sorted.data(), k - 1)) != b || key < lo || key > hi ||
             slot != slotOf(want, depth)) {
-            std::printf("key %u, %d splitters: treeBucket %u (expected %u), its range [%u, %u], slot %u\n", key, k - 1, got,
+            std::printf("key %u, %d splitters: bucket %u (expected %u), its range [%u, %u], slot %u\n", key, k - 1, got,
                         want, lo, hi, slot);
             return false;
         }
@@ -1680,18 +1651,17 @@ bool seedPiecesSort(const std::vector<uint32_t>& a, const std::vector<uint32_t>&
     return r.sorted == want;
 }
 
-// A segment's tree as splittersKernel lays it from its sample, on the host (std::sort for its network).
-std::vector<uint32_t> sampleTree(const std::vector<uint32_t>& keys, const Segment& s, int depth, int level) {
+// A segment's splitters as splittersKernel takes them from its sample, on the host (std::sort for its network).
+std::vector<uint32_t> sampleSplitters(const std::vector<uint32_t>& keys, const Segment& s, int depth, int level) {
     const int k = 1 << depth;
-    std::vector<uint32_t> sample(k * Tuning::oversample), sorted(k - 1), tree(2 * k);
+    std::vector<uint32_t> sample(k * Tuning::oversample), sorted(k - 1);
     for (size_t i = 0; i < sample.size(); ++i) sample[i] = keys[samplePosition(s, level, static_cast<int>(i))];
     std::sort(sample.begin(), sample.end());
     for (int j = 0; j < k - 1; ++j) sorted[j] = sampleSplitter(sample.data(), static_cast<int>(sample.size()), j, k);
-    for (int i = 0; i < k; ++i) layTree(sorted.data(), depth, i, tree.data());
-    return tree;
+    return sorted;
 }
 
-// One distribution level of Part B on the host, through the kernels' pieces: sample positions, splitters, tree
+// One distribution level of Part B on the host, through the kernels' pieces: sample positions, splitters, cell
 // search, histogram rows in countsIndex's layout, their scan, each key's stable place (per warp: its peerRank among
 // equal buckets, after earlier warps and chunks). Checks: buckets contiguous, ascending, input order inside.
 bool levelPiecesDistribute(const std::vector<uint32_t>& keys, int depth, int tileBits) {
@@ -1699,13 +1669,13 @@ bool levelPiecesDistribute(const std::vector<uint32_t>& keys, int depth, int til
     const int slots = 2 << depth;
     const auto [lo, hi] = std::minmax_element(keys.begin(), keys.end());
     const Segment s{0, keys.size(), 0, *lo, *hi};
-    const std::vector<uint32_t> tree = sampleTree(keys, s, depth, 0);
-    const std::vector<uint8_t> cellFirst = cellTable(tree.data() + slots / 2, s.lo, s.hi, depth);  // the histogram's leaf
+    const std::vector<uint32_t> sorted = sampleSplitters(keys, s, depth, 0);
+    const std::vector<uint8_t> cellFirst = cellTable(sorted.data(), s.lo, s.hi, depth);  // the histogram's leaf
     const size_t tiles = tilesOf(keys.size(), tileBits);
     std::vector<unsigned> counts(tiles * slots + 1, 0), bucket(keys.size());
     for (size_t i = 0; i < keys.size(); ++i) {
-        const unsigned leaf = cellLeaf(tree.data() + slots / 2, cellFirst.data(), s.lo, cellShift(s.lo, s.hi, depth), keys[i]);
-        bucket[i] = bucketOfLeaf(tree.data(), depth, leaf, keys[i]);
+        const unsigned leaf = cellLeaf(sorted.data(), cellFirst.data(), s.lo, cellShift(s.lo, s.hi, depth), keys[i]);
+        bucket[i] = bucketOfLeaf(sorted.data(), leaf, keys[i]);
         ++counts[countsIndex(s, slots, bucket[i], i / tileKeys, tileBits)];
     }
     std::vector<uint64_t> offsets(counts.size()), next(slots);
@@ -1728,7 +1698,7 @@ bool levelPiecesDistribute(const std::vector<uint32_t>& keys, int depth, int til
     }
     std::vector<BucketSpan> spans(slots - 1);  // as the scatter and classify read them
     std::vector<size_t> held(slots, 0);
-    for (int b = 0; b < slots - 1; ++b) spans[b] = bucketSpan(s, slots, b, offsets.data(), tileBits, tree.data() + slots / 2);
+    for (int b = 0; b < slots - 1; ++b) spans[b] = bucketSpan(s, slots, b, offsets.data(), tileBits, sorted.data());
     for (size_t p = 0; p < keys.size(); ++p) {
         const unsigned b = bucket[seen[p]];
         ++held[b];
@@ -1773,22 +1743,14 @@ int runSelftest() {
         if (!ok) std::printf("seed pieces fail on %s with splitters %s\n", formatKeys(a).c_str(), formatKeys(splitters).c_str());
     }
     expect(ok, "the seed's pieces sort 300 random inputs");
-    // Tree nodes: every sorted index once, the root the median.
-    for (int depth = 1; depth <= Tuning::maxDepth; ++depth) {
-        std::vector<int> hits(1 << depth, 0);
-        for (unsigned i = 1; i < (1u << depth); ++i) ++hits[treeNode(i, depth)];
-        hits.back() = 1;  // the last index is no node
-        expect(treeNode(1, depth) == (1 << (depth - 1)) - 1 && std::count(hits.begin(), hits.end(), 1) == 1 << depth,
-               "treeNode is a permutation of the splitters at depth " + std::to_string(depth));
-    }
-    // Bucket search: small splitter sets probed exhaustively (duplicates, extremes), then random 255-splitter trees.
+    // Bucket search: small splitter sets probed exhaustively (duplicates, extremes), then random sets of 255.
     ok = true;
     for (int depth = 1; depth <= 3 && ok; ++depth)
         for (int trial = 0; trial < 200 && ok; ++trial) {
             std::vector<uint32_t> sorted((1 << depth) - 1), probes = {0, 0xFFFFFFFFu, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9};
             for (auto& x : sorted) x = static_cast<uint32_t>(rng.below(8));
             std::sort(sorted.begin(), sorted.end());
-            ok = treeMatchesSearch(sorted, depth, probes);
+            ok = bucketsMatchSearch(sorted, depth, probes);
         }
     for (int trial = 0; trial < 50 && ok; ++trial) {
         std::vector<uint32_t> sorted(255), probes(2000);
@@ -1797,9 +1759,9 @@ int runSelftest() {
         if (trial % 7 == 0) sorted.back() = 0xFFFFFFFFu;
         std::sort(sorted.begin(), sorted.end());
         for (size_t i = 0; i < probes.size(); ++i) probes[i] = i % 2 ? sorted[rng.below(255)] : static_cast<uint32_t>(rng.next());
-        ok = treeMatchesSearch(sorted, 8, probes);
+        ok = bucketsMatchSearch(sorted, 8, probes);
     }
-    expect(ok, "treeBucket = splitters <= key (equality buckets odd), bucketRange holds the key, slotOfLeaf its slot");
+    expect(ok, "bucketOfLeaf(cellLeaf) = splitters <= key (equality buckets odd), bucketRange holds the key, slotOfLeaf its slot");
     ok = true;  // segments of later levels: [lo, hi] of any width, splitters sampled (ties) or spread over the range
     for (int trial = 0; trial < 480 && ok; ++trial) {  // every width with both depths and every kind of splitters
         const int depth = trial / 12 % 2 ? Tuning::maxDepth : kNarrowDepth, k = 1 << depth;
@@ -1996,35 +1958,34 @@ int runVerifyAs(const Run& run) {
     return failed;
 }
 
-// splittersKernel's trees and cell tables for two segments against the host's (sampleTree or range splitters,
-// cellFirstOf): a sample sorted wrongly would only unbalance the buckets, which no sorted output shows.
+// splittersKernel's splitters and cell tables for two segments against the host's (sampleSplitters or range
+// splitters, cellFirstOf): a sample sorted wrongly would only unbalance the buckets, which no sorted output shows.
 template <int kDepth>
 bool splittersMatchHost(const std::vector<uint32_t>& keys, int level) {
     const bool fromSample = level < Tuning::sampledLevels;
-    const size_t n = keys.size(), slots = 2 << kDepth, words = treeWords(kDepth);
+    const size_t n = keys.size(), k = 1 << kDepth, words = splitterWords(kDepth);
     std::vector<Segment> segs = {{0, n / 3, 0, 0, 0}, {n / 3, n - n / 3, 0, 0, 0}};
     for (Segment& s : segs) {  // the segment's key range, as a level's classify hands it on
         const auto [lo, hi] = std::minmax_element(keys.begin() + s.start, keys.begin() + s.start + s.len);
         s.lo = *lo, s.hi = *hi;
     }
-    DeviceBuffer<uint32_t> dKeys(n), dTrees(segs.size() * words);
+    DeviceBuffer<uint32_t> dKeys(n), dSplitters(segs.size() * words);
     DeviceBuffer<Segment> dSegs(segs.size());
     dKeys.upload(keys.data(), n);
     dSegs.upload(segs.data(), segs.size());
     splittersKernel<kDepth><<<static_cast<unsigned>(segs.size()), Tuning::sampleNt(kDepth)>>>(
-        WordSource{dKeys.get(), RankMap{}}, dSegs.get(), dTrees.get(), level, fromSample);
+        WordSource{dKeys.get(), RankMap{}}, dSegs.get(), dSplitters.get(), level, fromSample);
     CUDA_CHECK_LAUNCH("splittersKernel");
     std::vector<uint32_t> got(segs.size() * words);
-    dTrees.download(got.data(), got.size());
-    for (size_t g = 0; g < segs.size(); ++g) {  // slots 1 .. 2k-2 hold the nodes and the sorted splitters
-        std::vector<uint32_t> want = fromSample ? sampleTree(keys, segs[g], kDepth, level) : std::vector<uint32_t>(slots), sorted(slots / 2 - 1);
-        for (int j = 0; !fromSample && j < slots / 2 - 1; ++j) sorted[j] = rangeSplitter(segs[g].lo, segs[g].hi, j, slots / 2);
-        for (int i = 0; !fromSample && i < slots / 2; ++i) layTree(sorted.data(), kDepth, i, want.data());
-        bool same = std::equal(want.begin() + 1, want.end() - 1, got.begin() + g * words + 1);
-        const std::vector<uint8_t> table = cellTable(want.data() + slots / 2, segs[g].lo, segs[g].hi, kDepth);
-        same = same && std::equal(table.begin(), table.end(), reinterpret_cast<const uint8_t*>(got.data() + g * words + slots));
+    dSplitters.download(got.data(), got.size());
+    for (size_t g = 0; g < segs.size(); ++g) {  // words 0 .. k-2: the sorted splitters; from word k: the cell table
+        std::vector<uint32_t> want = fromSample ? sampleSplitters(keys, segs[g], kDepth, level) : std::vector<uint32_t>(k - 1);
+        for (size_t j = 0; !fromSample && j < k - 1; ++j) want[j] = rangeSplitter(segs[g].lo, segs[g].hi, static_cast<int>(j), static_cast<int>(k));
+        bool same = std::equal(want.begin(), want.end(), got.begin() + g * words);
+        const std::vector<uint8_t> table = cellTable(want.data(), segs[g].lo, segs[g].hi, kDepth);
+        same = same && std::equal(table.begin(), table.end(), reinterpret_cast<const uint8_t*>(got.data() + g * words + k));
         if (!same) {
-            std::printf("FAIL splittersKernel<%d>, level %d, segment %zu: its tree or cell table differs from the host's\n",
+            std::printf("FAIL splittersKernel<%d>, level %d, segment %zu: its splitters or cell table differ from the host's\n",
                         kDepth, level, g);
             return false;
         }
@@ -2034,16 +1995,16 @@ bool splittersMatchHost(const std::vector<uint32_t>& keys, int level) {
 
 int runVerify(const Run& run) {
     const bool partA = runPartA();
-    bool trees = true;
+    bool splitters = true;
     for (const auto& [dist, name] : sortShapeNames())
         for (int level = 0; level <= Tuning::sampledLevels; ++level) {  // the last: range splitters
             const auto keys = makeSortInput<uint32_t>(dist, 100003, level);
-            trees = splittersMatchHost<Tuning::maxDepth>(keys, level) && splittersMatchHost<kNarrowDepth>(keys, level) && trees;
+            splitters = splittersMatchHost<Tuning::maxDepth>(keys, level) && splittersMatchHost<kNarrowDepth>(keys, level) && splitters;
         }
-    std::printf("splitters: every distribution's trees and cell tables (both depths, sampled and range splitters) %s\n",
-                trees ? "match the host's" : "DIFFER from the host's");
+    std::printf("splitters: every distribution's splitters and cell tables (both depths, sampled and range) %s\n",
+                splitters ? "match the host's" : "DIFFER from the host's");
     const int failed = runVerifyAs<uint32_t>(run) + runVerifyAs<int32_t>(run) + runVerifyAs<float>(run);
-    return partA && trees && failed == 0 ? kExitPass : kExitCheckFailed;
+    return partA && splitters && failed == 0 ? kExitPass : kExitCheckFailed;
 }
 
 // One table: n keys of one distribution, every row and CUB's two sorts checked, then timed. echo false: the

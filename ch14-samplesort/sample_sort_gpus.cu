@@ -2,7 +2,7 @@
 // sample sort needs only one exchange. The keys are split over ranks (one a
 // GPU, or several sharing one); every rank samples its keys, the samples are
 // gathered and give ranks - 1 splitters, every rank buckets its keys by
-// destination rank with the lesson's tree search, one all-to-all moves each
+// destination rank by counting the splitters below it, one all-to-all moves each
 // bucket to its rank, and each rank sorts what it received with
 // sample_sort.cu's sort. Rank r's keys then all precede rank r + 1's. Stable.
 //
@@ -54,8 +54,7 @@
 namespace across {
 
 // ================================================= splitters across ranks
-constexpr int kMaxRanks = 8;             // the tree below has 8 buckets
-constexpr int kTreeDepth = 3;
+constexpr int kMaxRanks = 8;
 constexpr int kSlotBits = 4, kSlots = 1 << kSlotBits;  // destinations 0..7, then the pad slot 15
 constexpr int kSamplesPerRank = 4096;    // a rank's share of the splitters: sizes vary by about 1/sqrt(4096)
 constexpr size_t kExactKeysLimit = size_t{1} << 27;  // keys alone: exact against the host sort up to here
@@ -96,10 +95,10 @@ inline cudaError_t sortSamples(void* temp, size_t& bytes, const Sample* samples,
 #endif
 }
 
-// The ranks - 1 splitters, padded to the tree's 7 with kPastEveryKey.
+// The ranks - 1 splitters, sorted, padded to kMaxRanks - 1 with kPastEveryKey.
 struct Splitters {
-    uint32_t tree[2 << kTreeDepth];   // sample_sort's implicit tree: nodes 1..7, then the 7 sorted ranks
-    uint64_t index[1 << kTreeDepth];  // each sorted splitter's global index
+    uint32_t rank[kMaxRanks - 1];   // each splitter's key rank
+    uint64_t index[kMaxRanks - 1];  // and its global index
 };
 
 // Rank g's sample i: a hashed position of its part (sample_sort's samplePosition). An empty part's
@@ -113,22 +112,18 @@ __host__ __device__ inline Sample sampleOf(const Key* keys, size_t n, uint64_t b
 
 // From every rank's samples, sorted: splitter j at the (j + 1) / ranks quantile.
 __host__ __device__ inline void chooseSplitters(const Sample* sorted, size_t count, int ranks, Splitters& s) {
-    constexpr int k = 1 << kTreeDepth;
-    for (int j = 0; j < k - 1; ++j) {
+    for (int j = 0; j < kMaxRanks - 1; ++j) {
         const Sample x = j < ranks - 1 && count > 0 ? sorted[(j + 1) * count / ranks] : kPastEveryKey;
-        s.tree[k + j] = x.rank;
+        s.rank[j] = x.rank;
         s.index[j] = x.index;
     }
-    for (int i = 1; i < k; ++i) s.tree[i] = s.tree[k + treeNode(i, kTreeDepth)];
 }
 
-// The rank a key goes to: the count of splitters (rank, index) <= its own.
-// sample_sort's tree walk counts those whose rank is <= the key's; any of
-// equal rank but a larger index comes after the key and is taken back.
+// The rank a key goes to: the count of splitters (rank, index) <= its own, the seed's bucketOf with the global index
+// breaking ties. All 7 are compared, with no branch: fewer instructions than a search over so few.
 __host__ __device__ inline unsigned destinationOf(const Splitters& s, uint32_t rank, uint64_t index) {
-    const uint32_t* sorted = s.tree + (1 << kTreeDepth);
-    unsigned d = (treeBucket(s.tree, kTreeDepth, rank) + 1) / 2;
-    while (d > 0 && sorted[d - 1] == rank && s.index[d - 1] > index) --d;
+    unsigned d = 0;
+    for (int j = 0; j < kMaxRanks - 1; ++j) d += s.rank[j] < rank || (s.rank[j] == rank && s.index[j] <= index);
     return d;
 }
 

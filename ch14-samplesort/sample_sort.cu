@@ -1575,7 +1575,7 @@ std::vector<Row<Key>> variants(const DeviceInfo& device, bool pairs) {
 // the sort chooses again at every level: a later level with small segments runs 16-way (kNarrowDepth).
 inline std::string chosenRow(size_t) { return "sampleSort 256-way"; }
 constexpr const char* kChosenWhy = "256 buckets a level at every n: the 16-way row's blocks hold 512 keys, so it takes 2 to 4 "
-                                   "more levels (6 at 2^28: 20.3 ms against 8.3, H200)";
+                                   "more levels (its balance line counts them)";
 // The scratch of the rows --only keeps: the largest of their needs.
 inline ScratchSizes scratchFor(size_t n, const Run& run, bool pairs) {
     ScratchSizes s;

@@ -277,7 +277,7 @@ using Tiers = std::tuple<LocalTier<128, 8, 0>,   // up to 1024 keys
                          LocalTier<128, 16, 8, 5>,  // up to 2048: a 2^26 sort's fuller last buckets, no idle warps
                          LocalTier<256, 16, 4, 3>,  // up to 4096
                          LocalTier<320, 16, 3, 2>,  // up to 5120: most of a large sort's last buckets past 4096
-                         LocalTier<384, 16, 3, 2>,  // up to 6144 (three blocks an SM beat two on an H100, spills and all)
+                         LocalTier<384, 16, 3, 2>,  // up to 6144 (three blocks an SM beat two, spills and all: NOTES.md)
                          LocalTier<512, 16, 2, 1>,  // up to 8192: a T4 block holds it for keys alone
                          LocalTier<1024, 16, 1>>; // up to 16384: 32 warps an SM (512 x 32 held 16); no T4 block holds it
 constexpr int kTierCount = static_cast<int>(std::tuple_size<Tiers>::value);
@@ -358,8 +358,7 @@ __host__ __device__ inline uint32_t rangeSplitter(uint32_t lo, uint32_t hi, int 
 
 // The histogram and the scatter keep their shared counters by slot, not by bucket: the range buckets (even ids) first,
 // then the equality buckets (odd ids), so that the buckets most keys fill, the even ones, span all 32 banks, not 16
-// (counted over the rank's addresses, about 3.1-way conflicts, not 4.4; ncu saw the key-value scatter's shared loads
-// go from 2.4- to 2.0-way on average, NOTES.md). The pad bucket (2k - 1) keeps its slot. A chunk's keys are staged
+// (fewer bank conflicts in the ranks: NOTES.md). The pad bucket (2k - 1) keeps its slot. A chunk's keys are staged
 // in slot order: each goes out to its bucket's base plus its rank, whatever the staging order.
 __host__ __device__ constexpr unsigned slotOf(unsigned bucket, int depth) { return bucket >> 1 | (bucket & 1) << depth; }
 __host__ __device__ constexpr unsigned bucketOfSlot(unsigned slot, int depth) { return (slot << 1 | slot >> depth) & ((2u << depth) - 1); }
@@ -518,9 +517,8 @@ __device__ __forceinline__ void loadStriped(Len len, T (&x)[kVt], T pad, Load lo
 // The lanes of this warp whose value equals this lane's, for values below 2^kBits: one ballot a bit, kept
 // where the bit agrees (cheaper on the chip than __match_any_sync, which compares all 32 bits). The bit moved to the
 // sign (one shift) is both the ballot's test and, shifted back arithmetically, a mask of this lane's bit: about one
-// instruction a bit fewer than the select (kSelect; SASS counts). By the mask the one-block sorts took 10-14 % less
-// time and the key-value scatter, whose code it also shortens, 7 % more, so that scatter keeps the select (2^28, H100,
-// 2026-12-07: NOTES.md). The sorts now rank by warpRankByMasks, and by the mask only where its words do not fit.
+// instruction a bit fewer than the select (kSelect). The key-value scatter keeps the select, which ran faster there
+// (NOTES.md); the sorts rank by warpRankByMasks, and by the mask only where its words do not fit.
 template <int kBits, bool kSelect = false>
 __device__ inline unsigned matchPeers(unsigned v) {
     unsigned peers = 0xFFFFFFFFu;
@@ -558,9 +556,8 @@ __device__ inline void warpRank(unsigned (&x)[kVt], unsigned* counts) {
 // warpRank with the peers found by one shared word a bucket, not a ballot a bit: each lane ORs its bit into its
 // bucket's word, the warp reads the words back, and the lowest peer clears its word with the new count. The words
 // (this warp's, zero on entry and on return) are at masks + maskIndex(bucket). A warp of one bucket (sorted runs,
-// equal keys) takes no atomic: 32 on one word would queue. The one-block sorts took about 4 % less time this way
-// (keys, 2.28 -> 2.18-2.20 ms at 2^28) and 1.6 % with values; the key-value scatter took 1 % more (4.24 -> 4.29-4.31
-// ms), its 9 ballots a key notwithstanding, and keeps warpRank (H100, 2026-12-07: NOTES.md).
+// equal keys) takes no atomic: 32 on one word would queue. The one-block sorts run faster this way than by ballots;
+// the key-value scatter did not, and keeps warpRank (NOTES.md).
 template <int kPack, int kVt, class MaskIndex>
 __device__ inline void warpRankByMasks(unsigned (&x)[kVt], unsigned* counts, unsigned* masks, MaskIndex maskIndex) {
     const unsigned lane = threadIdx.x & 31;
@@ -798,9 +795,8 @@ __global__ void __launch_bounds__(Tuning::nt) histogramKernel(WordSource src, co
 }
 
 // The key-value scatter's memory hints (kHint): its reads pass through L2 once, so they go first (evict first); its
-// writes land as runs of a bucket that the next chunk's runs complete, so they stay (evict last). Both together cut
-// the key-value scatters 2-10 % on an H100, against two builds without them; either alone, 0-2 %; keys alone slowed
-// (NOTES.md, runs X and Z, 2026-12-07).
+// writes land as runs of a bucket that the next chunk's runs complete, so they stay (evict last). The key-value
+// scatters gain from the two together, little from either alone; keys alone lost by them (NOTES.md, runs X and Z).
 template <bool kHint, class T>
 __device__ __forceinline__ T loadOnce(const T* p) {
     if constexpr (kHint) return __ldcs(p);
@@ -823,7 +819,7 @@ __device__ __forceinline__ void storeKept(uint32_t* p, uint32_t v) {
 // The scatter's steps, for one chunk of a tile (ScatterShared: its shared memory).
 // Keys alone: the chunk at `chunk` (none at or past end), its words and leaves, on their way into L2 while the block
 // works on another, a 128-byte line a thread an array; no register waits for it (a chunk loaded into registers ahead of
-// its turn left too few for the chunk in hand). The keys' scatters took 1-4 % less; with values, 10 % more (NOTES.md).
+// its turn left too few for the chunk in hand). It pays for keys alone, not with values (NOTES.md).
 __device__ __forceinline__ void prefetchChunk(const WordSource& src, const uint8_t* leaves, size_t chunk, size_t end) {
     constexpr int nt = ScatterShared<false>::nt;
     if (chunk >= end) return;
@@ -971,7 +967,7 @@ __global__ void __launch_bounds__(ScatterShared<kPairs>::nt, 2) scatterKernel(Wo
         chunkPlaces<kPairs, slots>(sh, firstSlot, base);
         __syncthreads();
         if (busy) stageChunk(sh, mine, rank, key, true);
-        // The values load only now, while the keys go out: loaded with the keys, the scatters took 3-12 % longer.
+        // The values load only now, while the keys go out: loaded with the keys, the scatters ran slower (NOTES.md).
         if (kPairs && busy) loadStriped(chunkLen, value, 0u, [&](unsigned p) { return loadOnce<true>(valuesIn + chunk + p); });
         __syncthreads();
         writeChunk<kPairs, vt>(sh, true, chunkLen, keysOut, keysDone, map);
@@ -1508,7 +1504,7 @@ Plan runLevel(SortScratch& p, const SortWords& io, size_t cap, int level, WordSo
 // A later level takes 2^kNarrowDepth buckets a segment, not 2^depth, where at most an eighth of its keys lie in segments
 // of more than 2^kNarrowDepth x cap keys: most buckets then fill a block, where 256 a segment would hold tens or hundreds
 // of keys each, whose one-block sorts cost more than the keys; the few too big take one more narrow level. (Asking that
-// every segment fit, a T4's tiers lost 2^24 keys by one segment 1.2 % too big: 0.95 ms against 0.65, NOTES.md.)
+// every segment fit, one segment a little too big kept a T4's tiers from the narrow level: NOTES.md.)
 __host__ __device__ constexpr bool runsNarrow(int level, int depth, unsigned long long keysPastNarrow, size_t keys) {
     return level > 0 && depth > kNarrowDepth && 8 * keysPastNarrow <= keys;
 }

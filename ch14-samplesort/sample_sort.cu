@@ -1504,7 +1504,7 @@ Plan runLevel(SortScratch& p, const SortWords& io, size_t cap, int level, WordSo
 // A later level takes 2^kNarrowDepth buckets a segment, not 2^depth, where at most an eighth of its keys lie in segments
 // of more than 2^kNarrowDepth x cap keys: most buckets then fill a block, where 256 a segment would hold tens or hundreds
 // of keys each, whose one-block sorts cost more than the keys; the few too big take one more narrow level. (Asking that
-// every segment fit, one segment a little too big kept a T4's tiers from the narrow level: NOTES.md.)
+// every segment fit, one segment a little too big cost a T4's tiers the narrow level at 2^24 keys: NOTES.md.)
 __host__ __device__ constexpr bool runsNarrow(int level, int depth, unsigned long long keysPastNarrow, size_t keys) {
     return level > 0 && depth > kNarrowDepth && 8 * keysPastNarrow <= keys;
 }

@@ -120,7 +120,7 @@ __host__ __device__ inline void chooseSplitters(const Sample* sorted, size_t cou
 }
 
 // The rank a key goes to: the count of splitters (rank, index) <= its own, the seed's bucketOf with the global index
-// breaking ties. All 7 are compared, with no branch: fewer instructions than a search over so few.
+// breaking ties. All 7 are compared, with no branch: so few splitters need no search.
 __host__ __device__ inline unsigned destinationOf(const Splitters& s, uint32_t rank, uint64_t index) {
     unsigned d = 0;
     for (int j = 0; j < kMaxRanks - 1; ++j) d += s.rank[j] < rank || (s.rank[j] == rank && s.index[j] <= index);

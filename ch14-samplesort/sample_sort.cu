@@ -583,12 +583,11 @@ __device__ inline void warpRankByMasks(unsigned (&x)[kVt], unsigned* counts, uns
     }
 }
 
-// Distinct ranks in any order, for what needs no stable order: the histogram (which keeps only the counts), the
-// scatter of keys alone and the bucket sort's first pass of keys alone (equal keys are equal bits, and every bucket
-// is sorted or all-equal afterwards). One shared-memory atomic a key into counts; when the whole warp holds one
-// bucket (sorted, all-equal, runs), one lane adds 32 for all: one atomic, not 32 on one word. In place, as warpRank.
-// counts is in shared memory (every caller's is): its shared address is taken once, as atomicAdd through a
-// generic pointer rebuilt it for every key.
+// Distinct ranks in any order, for what needs no stable order: the scatter of keys alone and the bucket sort's first
+// pass of keys alone (equal keys are equal bits, and every bucket is sorted or all-equal afterwards). One
+// shared-memory atomic a key into counts; when the whole warp holds one bucket (sorted, all-equal, runs), one lane
+// adds 32 for all: one atomic, not 32 on one word. In place, as warpRank. counts is in shared memory (every caller's
+// is): its shared address is taken once, as atomicAdd through a generic pointer rebuilt it for every key.
 template <int kPack, int kVt>
 __device__ inline void warpRankAnyOrder(unsigned (&x)[kVt], unsigned* counts) {
     const unsigned lane = threadIdx.x & 31;
@@ -608,6 +607,24 @@ __device__ inline void warpRankAnyOrder(unsigned (&x)[kVt], unsigned* counts) {
             x[j] = add(bucket, 1u) << kPack | bucket;
         }
     }
+}
+
+// Counts alone (the histogram keeps no rank): each of this lane's kVt buckets adds one to its counter, with no
+// value back to wait for. A warp whose kVt x 32 buckets are all one (sorted runs, equal keys) adds them in one
+// atomic, as 32 x kVt on one word would queue; that test is made once for the kVt items, not for each.
+template <int kVt>
+__device__ inline void warpCount(const unsigned (&bucket)[kVt], unsigned* counts) {
+    const uint32_t base = static_cast<uint32_t>(__cvta_generic_to_shared(counts));
+    const unsigned first = __shfl_sync(0xFFFFFFFFu, bucket[0], 0);
+    bool one = true;
+    DEVICE_UNROLL
+    for (int j = 0; j < kVt; ++j) one &= bucket[j] == first;
+    if (__all_sync(0xFFFFFFFFu, one)) {
+        if ((threadIdx.x & 31) == 0) asm volatile("red.shared.add.u32 [%0], %1;" ::"r"(base + 4 * first), "r"(32u * kVt) : "memory");
+        return;
+    }
+    DEVICE_UNROLL
+    for (int j = 0; j < kVt; ++j) asm volatile("red.shared.add.u32 [%0], %1;" ::"r"(base + 4 * bucket[j]), "r"(1u) : "memory");
 }
 
 // The sum of x over the block's threads below this one; total gets the whole block's.
@@ -688,7 +705,7 @@ __device__ inline void countTile(size_t begin, size_t end, unsigned* warpRow, un
                 bucket[j] = p < len ? bucketAt(key[j], chunk + p) : padSlot;
             }
         }
-        warpRankAnyOrder<0>(bucket, warpRow);  // the ranks go unused: a count needs none
+        warpCount(bucket, warpRow);
     }
 }
 

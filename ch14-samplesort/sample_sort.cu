@@ -492,6 +492,12 @@ struct WordSource {
     RankMap map;
     __device__ uint32_t operator()(size_t i) const { return map.rank(words[i]); }
 };
+// The map of uint32 keys ascending and of every level past the first (their words are ranks already): the words as
+// they are. The histogram (bound by issue) runs a loop built for it, where the run-time map costs a few XORs a key.
+struct PlainMap {
+    __host__ __device__ uint32_t rank(uint32_t word) const { return word; }
+};
+__host__ __device__ inline bool isPlain(const RankMap& map) { return (map.sign | map.low | map.flip) == 0; }
 
 // ---------------------------------------------------------- block-level helpers
 
@@ -795,14 +801,18 @@ __global__ void __launch_bounds__(Tuning::nt) histogramKernel(WordSource src, co
     const uint8_t* cellFirst = reinterpret_cast<const uint8_t*>(sorted + k);
     const int shift = cellShift(s.lo, s.hi, kDepth);
     __syncthreads();
-    countTile(begin, end, warpCounts + (threadIdx.x >> 5) * slots, slots - 1,
-              [&](size_t i) { return src.words[i]; },
-              [&](uint32_t word, size_t i) {
-                  const uint32_t key = src.map.rank(word);
-                  const unsigned leaf = cellLeaf(sorted, cellFirst, s.lo, shift, key);
-                  leaves[i] = static_cast<uint8_t>(leaf);  // the scatter searches nothing
-                  return slotOfLeaf(sorted, kDepth, leaf, key);
-              });
+    const auto count = [&](auto map) {
+        countTile(begin, end, warpCounts + (threadIdx.x >> 5) * slots, slots - 1,
+                  [&](size_t i) { return src.words[i]; },
+                  [&](uint32_t word, size_t i) {
+                      const uint32_t key = map.rank(word);
+                      const unsigned leaf = cellLeaf(sorted, cellFirst, s.lo, shift, key);
+                      leaves[i] = static_cast<uint8_t>(leaf);  // the scatter searches nothing
+                      return slotOfLeaf(sorted, kDepth, leaf, key);
+                  });
+    };
+    if (isPlain(src.map)) count(PlainMap{});  // a loop of its own, chosen once a block: no map instructions a key
+    else count(src.map);
     __syncthreads();  // the pad slot's count stays 0: its offset then ends the segment's last bucket (bucketSpan)
     for (int b = threadIdx.x; b < slots; b += Tuning::nt) {
         unsigned sum = 0;

@@ -865,13 +865,13 @@ __device__ __forceinline__ void loadChunk(const WordSource& src, const uint8_t* 
 }
 
 // Each word to its ordered key (in place) and its bucket's slot (slotOf), from its leaf; pads go to the last slot.
-template <int kDepth, int kVt>
-__device__ __forceinline__ void bucketChunk(const WordSource& src, const uint32_t* sorted, unsigned chunkLen,
-                                            uint32_t (&key)[kVt], const unsigned (&leaf)[kVt], unsigned (&bucket)[kVt]) {
+template <int kDepth, class Map, int kVt>
+__device__ __forceinline__ void bucketChunk(Map map, const uint32_t* sorted, unsigned chunkLen, uint32_t (&key)[kVt],
+                                            const unsigned (&leaf)[kVt], unsigned (&bucket)[kVt]) {
     DEVICE_UNROLL
     for (int j = 0; j < kVt; ++j) {
         const unsigned p = stripedPosition<kVt>(j);
-        key[j] = src.map.rank(key[j]);
+        key[j] = map.rank(key[j]);
         if (p >= chunkLen) bucket[j] = (2 << kDepth) - 1;
         else bucket[j] = slotOfLeaf(sorted, kDepth, leaf[j], key[j]);
     }
@@ -953,8 +953,8 @@ __device__ __forceinline__ void writeChunk(const ScatterShared<kPairs>& sh, bool
 // stages nothing, and its count row stays 0 (idle warps are the last ones, so no busy warp's place moves). The bound
 // keeps two blocks an SM: unbounded, keys alone get one block an SM; bounded to three, values spill. At 16 keys a
 // thread no registers are left to load the next chunk during this one (NOTES.md); keys alone prefetch it into
-// L2 instead (prefetchChunk).
-template <int kDepth, bool kPairs>
+// L2 instead (prefetchChunk). kPlain: src's map is plain (PlainMap), built apart as the histogram's loop is.
+template <int kDepth, bool kPairs, bool kPlain>
 __global__ void __launch_bounds__(ScatterShared<kPairs>::nt, 2) scatterKernel(WordSource src,
     const uint32_t* valuesIn, const uint8_t* leaves, const Segment* segs, unsigned numSegs, int tileBits,
     const uint32_t* splitters, const uint64_t* offsets, uint32_t* keysOut, uint32_t* valuesOut, uint32_t* keysDone,
@@ -986,7 +986,8 @@ __global__ void __launch_bounds__(ScatterShared<kPairs>::nt, 2) scatterKernel(Wo
         }
         if (busy) {  // loadChunk's length a size_t, as countTile's (an unsigned one changes the registers)
             loadChunk<kPairs>(src, leaves, chunk, smaller(end - chunk, nv), key, leaf);
-            bucketChunk<kDepth>(src, sh.splitters, chunkLen, key, leaf, rank);
+            if constexpr (kPlain) bucketChunk<kDepth>(PlainMap{}, sh.splitters, chunkLen, key, leaf, rank);
+            else bucketChunk<kDepth>(src.map, sh.splitters, chunkLen, key, leaf, rank);
             if constexpr (kPairs) warpRank<kDepth + 1, kBucketBits, /*kSelect=*/true>(rank, mine);
             else warpRankAnyOrder<kBucketBits>(rank, mine);
         }
@@ -1484,9 +1485,10 @@ Plan runLevel(SortScratch& p, const SortWords& io, size_t cap, int level, WordSo
     CUDA_CHECK(scanCounts(p.scanTemp.get(), scanBytes, p.counts.get(), p.offsets.get(), numCounts));
     mark("scan", numCounts, "count", 12.0 * numCounts);
     constexpr size_t scatterBytes = sizeof(ScatterShared<kPairs>);  // past 48 KiB: opt in, as the sorts do
-    requireShared(scatterKernel<kDepth, kPairs>, scatterBytes, "scatterKernel");
+    const auto scatter = isPlain(src.map) ? scatterKernel<kDepth, kPairs, true> : scatterKernel<kDepth, kPairs, false>;
+    requireShared(scatter, scatterBytes, "scatterKernel");
     if (level >= 2) p.waitForSorts(level);  // level - 2's sorts read keysOut, and its lists and plan are refilled below
-    scatterKernel<kDepth, kPairs><<<tiles, ScatterShared<kPairs>::nt, scatterBytes>>>(src, valuesIn, p.leaves.get(),
+    scatter<<<tiles, ScatterShared<kPairs>::nt, scatterBytes>>>(src, valuesIn, p.leaves.get(),
         segs, numSegs, tileBits, p.splitters.get(), p.offsets.get(), keysOut, valuesOut, io.out, io.valuesOut, io.map);
     CUDA_CHECK_LAUNCH("scatterKernel");
     mark("scatter", keys, "key", keys * (2 * keyBytes + 1) + 8.0 * numCounts);

@@ -204,9 +204,9 @@ bool runPartA() {
 
 // ===================================================== Part B: production
 // Part B sorts 32-bit ordered keys (common's RankMap maps uint32, int32 and float to unsigned words in the same
-// order, flipped for --descending, at run time: each kernel compiles once, the histogram's loop twice), mapped back
-// on the last write. It keeps the tie rule's order where values travel; equal keys alone it may move in any order,
-// which no output can show.
+// order, flipped for --descending, at run time: each kernel compiles once, the histogram's loop and the scatter
+// twice), mapped back on the last write. It keeps the tie rule's order where values travel; equal keys alone it may
+// move in any order, which no output can show.
 // --------------------------------------------------------------------- tuning
 
 struct Tuning {
@@ -487,7 +487,7 @@ __host__ __device__ inline size_t samplePosition(const Segment& s, int level, in
 }
 
 // Where a level's keys come from, as ordered keys: the caller's keys through the sort's RankMap (the first
-// level), or the ordered keys the level before wrote (the identity map, which the histogram runs as PlainMap).
+// level), or the ordered keys the level before wrote (the identity map, which the histogram and the scatter run as PlainMap).
 struct WordSource {
     const uint32_t* words;
     RankMap map;

@@ -487,7 +487,8 @@ __host__ __device__ inline size_t samplePosition(const Segment& s, int level, in
 }
 
 // Where a level's keys come from, as ordered keys: the caller's keys through the sort's RankMap (the first
-// level), or the ordered keys the level before wrote (the identity map, which the histogram and the scatter run as PlainMap).
+// level), or the ordered keys the level before wrote (the identity map, which the histogram and the scatter run
+// as PlainMap).
 struct WordSource {
     const uint32_t* words;
     RankMap map;

@@ -204,8 +204,9 @@ bool runPartA() {
 
 // ===================================================== Part B: production
 // Part B sorts 32-bit ordered keys (common's RankMap maps uint32, int32 and float to unsigned words in the same
-// order, flipped for --descending, at run time: each kernel compiles once), mapped back on the last write. It keeps
-// the tie rule's order where values travel; equal keys alone it may move in any order, which no output can show.
+// order, flipped for --descending, at run time: each kernel compiles once, the histogram's loop and the scatter
+// twice), mapped back on the last write. It keeps the tie rule's order where values travel; equal keys alone it may
+// move in any order, which no output can show.
 // --------------------------------------------------------------------- tuning
 
 struct Tuning {
@@ -486,12 +487,19 @@ __host__ __device__ inline size_t samplePosition(const Segment& s, int level, in
 }
 
 // Where a level's keys come from, as ordered keys: the caller's keys through the sort's RankMap (the first
-// level), or the ordered keys the level before wrote (the identity map). One type: each kernel compiles once.
+// level), or the ordered keys the level before wrote (the identity map, which the histogram and the scatter run
+// as PlainMap).
 struct WordSource {
     const uint32_t* words;
     RankMap map;
     __device__ uint32_t operator()(size_t i) const { return map.rank(words[i]); }
 };
+// The map of uint32 keys ascending and of every level past the first (their words are ranks already): the words as
+// they are. The histogram (bound by issue) runs a loop built for it, where the run-time map costs a few XORs a key.
+struct PlainMap {
+    __host__ __device__ uint32_t rank(uint32_t word) const { return word; }
+};
+__host__ __device__ inline bool isPlain(const RankMap& map) { return (map.sign | map.low | map.flip) == 0; }
 
 // ---------------------------------------------------------- block-level helpers
 
@@ -583,12 +591,11 @@ __device__ inline void warpRankByMasks(unsigned (&x)[kVt], unsigned* counts, uns
     }
 }
 
-// Distinct ranks in any order, for what needs no stable order: the histogram (which keeps only the counts), the
-// scatter of keys alone and the bucket sort's first pass of keys alone (equal keys are equal bits, and every bucket
-// is sorted or all-equal afterwards). One shared-memory atomic a key into counts; when the whole warp holds one
-// bucket (sorted, all-equal, runs), one lane adds 32 for all: one atomic, not 32 on one word. In place, as warpRank.
-// counts is in shared memory (every caller's is): its shared address is taken once, as atomicAdd through a
-// generic pointer rebuilt it for every key.
+// Distinct ranks in any order, for what needs no stable order: the scatter of keys alone and the bucket sort's first
+// pass of keys alone (equal keys are equal bits, and every bucket is sorted or all-equal afterwards). One
+// shared-memory atomic a key into counts; when the whole warp holds one bucket (sorted, all-equal, runs), one lane
+// adds 32 for all: one atomic, not 32 on one word. In place, as warpRank. counts is in shared memory (every caller's
+// is): its shared address is taken once, as atomicAdd through a generic pointer rebuilt it for every key.
 template <int kPack, int kVt>
 __device__ inline void warpRankAnyOrder(unsigned (&x)[kVt], unsigned* counts) {
     const unsigned lane = threadIdx.x & 31;
@@ -608,6 +615,24 @@ __device__ inline void warpRankAnyOrder(unsigned (&x)[kVt], unsigned* counts) {
             x[j] = add(bucket, 1u) << kPack | bucket;
         }
     }
+}
+
+// Counts alone (the histogram keeps no rank): each of this lane's kVt buckets adds one to its counter, with no
+// value back to wait for. A warp whose kVt x 32 buckets are all one (sorted runs, equal keys) adds them in one
+// atomic, as 32 x kVt on one word would queue; that test is made once for the kVt items, not for each.
+template <int kVt>
+__device__ inline void warpCount(const unsigned (&bucket)[kVt], unsigned* counts) {
+    const uint32_t base = static_cast<uint32_t>(__cvta_generic_to_shared(counts));
+    const unsigned first = __shfl_sync(0xFFFFFFFFu, bucket[0], 0);
+    bool one = true;
+    DEVICE_UNROLL
+    for (int j = 0; j < kVt; ++j) one &= bucket[j] == first;
+    if (__all_sync(0xFFFFFFFFu, one)) {
+        if ((threadIdx.x & 31) == 0) asm volatile("red.shared.add.u32 [%0], %1;" ::"r"(base + 4 * first), "r"(32u * kVt) : "memory");
+        return;
+    }
+    DEVICE_UNROLL
+    for (int j = 0; j < kVt; ++j) asm volatile("red.shared.add.u32 [%0], %1;" ::"r"(base + 4 * bucket[j]), "r"(1u) : "memory");
 }
 
 // The sum of x over the block's threads below this one; total gets the whole block's.
@@ -688,7 +713,7 @@ __device__ inline void countTile(size_t begin, size_t end, unsigned* warpRow, un
                 bucket[j] = p < len ? bucketAt(key[j], chunk + p) : padSlot;
             }
         }
-        warpRankAnyOrder<0>(bucket, warpRow);  // the ranks go unused: a count needs none
+        warpCount(bucket, warpRow);
     }
 }
 
@@ -778,14 +803,18 @@ __global__ void __launch_bounds__(Tuning::nt) histogramKernel(WordSource src, co
     const uint8_t* cellFirst = reinterpret_cast<const uint8_t*>(sorted + k);
     const int shift = cellShift(s.lo, s.hi, kDepth);
     __syncthreads();
-    countTile(begin, end, warpCounts + (threadIdx.x >> 5) * slots, slots - 1,
-              [&](size_t i) { return src.words[i]; },
-              [&](uint32_t word, size_t i) {
-                  const uint32_t key = src.map.rank(word);
-                  const unsigned leaf = cellLeaf(sorted, cellFirst, s.lo, shift, key);
-                  leaves[i] = static_cast<uint8_t>(leaf);  // the scatter searches nothing
-                  return slotOfLeaf(sorted, kDepth, leaf, key);
-              });
+    const auto count = [&](auto map) {
+        countTile(begin, end, warpCounts + (threadIdx.x >> 5) * slots, slots - 1,
+                  [&](size_t i) { return src.words[i]; },
+                  [&](uint32_t word, size_t i) {
+                      const uint32_t key = map.rank(word);
+                      const unsigned leaf = cellLeaf(sorted, cellFirst, s.lo, shift, key);
+                      leaves[i] = static_cast<uint8_t>(leaf);  // the scatter searches nothing
+                      return slotOfLeaf(sorted, kDepth, leaf, key);
+                  });
+    };
+    if (isPlain(src.map)) count(PlainMap{});  // a loop of its own, chosen once a block: no map instructions a key
+    else count(src.map);
     __syncthreads();  // the pad slot's count stays 0: its offset then ends the segment's last bucket (bucketSpan)
     for (int b = threadIdx.x; b < slots; b += Tuning::nt) {
         unsigned sum = 0;
@@ -838,13 +867,13 @@ __device__ __forceinline__ void loadChunk(const WordSource& src, const uint8_t* 
 }
 
 // Each word to its ordered key (in place) and its bucket's slot (slotOf), from its leaf; pads go to the last slot.
-template <int kDepth, int kVt>
-__device__ __forceinline__ void bucketChunk(const WordSource& src, const uint32_t* sorted, unsigned chunkLen,
-                                            uint32_t (&key)[kVt], const unsigned (&leaf)[kVt], unsigned (&bucket)[kVt]) {
+template <int kDepth, class Map, int kVt>
+__device__ __forceinline__ void bucketChunk(Map map, const uint32_t* sorted, unsigned chunkLen, uint32_t (&key)[kVt],
+                                            const unsigned (&leaf)[kVt], unsigned (&bucket)[kVt]) {
     DEVICE_UNROLL
     for (int j = 0; j < kVt; ++j) {
         const unsigned p = stripedPosition<kVt>(j);
-        key[j] = src.map.rank(key[j]);
+        key[j] = map.rank(key[j]);
         if (p >= chunkLen) bucket[j] = (2 << kDepth) - 1;
         else bucket[j] = slotOfLeaf(sorted, kDepth, leaf[j], key[j]);
     }
@@ -926,8 +955,8 @@ __device__ __forceinline__ void writeChunk(const ScatterShared<kPairs>& sh, bool
 // stages nothing, and its count row stays 0 (idle warps are the last ones, so no busy warp's place moves). The bound
 // keeps two blocks an SM: unbounded, keys alone get one block an SM; bounded to three, values spill. At 16 keys a
 // thread no registers are left to load the next chunk during this one (NOTES.md); keys alone prefetch it into
-// L2 instead (prefetchChunk).
-template <int kDepth, bool kPairs>
+// L2 instead (prefetchChunk). kPlain: src's map is plain (PlainMap), built apart as the histogram's loop is.
+template <int kDepth, bool kPairs, bool kPlain>
 __global__ void __launch_bounds__(ScatterShared<kPairs>::nt, 2) scatterKernel(WordSource src,
     const uint32_t* valuesIn, const uint8_t* leaves, const Segment* segs, unsigned numSegs, int tileBits,
     const uint32_t* splitters, const uint64_t* offsets, uint32_t* keysOut, uint32_t* valuesOut, uint32_t* keysDone,
@@ -959,7 +988,8 @@ __global__ void __launch_bounds__(ScatterShared<kPairs>::nt, 2) scatterKernel(Wo
         }
         if (busy) {  // loadChunk's length a size_t, as countTile's (an unsigned one changes the registers)
             loadChunk<kPairs>(src, leaves, chunk, smaller(end - chunk, nv), key, leaf);
-            bucketChunk<kDepth>(src, sh.splitters, chunkLen, key, leaf, rank);
+            if constexpr (kPlain) bucketChunk<kDepth>(PlainMap{}, sh.splitters, chunkLen, key, leaf, rank);
+            else bucketChunk<kDepth>(src.map, sh.splitters, chunkLen, key, leaf, rank);
             if constexpr (kPairs) warpRank<kDepth + 1, kBucketBits, /*kSelect=*/true>(rank, mine);
             else warpRankAnyOrder<kBucketBits>(rank, mine);
         }
@@ -1457,9 +1487,10 @@ Plan runLevel(SortScratch& p, const SortWords& io, size_t cap, int level, WordSo
     CUDA_CHECK(scanCounts(p.scanTemp.get(), scanBytes, p.counts.get(), p.offsets.get(), numCounts));
     mark("scan", numCounts, "count", 12.0 * numCounts);
     constexpr size_t scatterBytes = sizeof(ScatterShared<kPairs>);  // past 48 KiB: opt in, as the sorts do
-    requireShared(scatterKernel<kDepth, kPairs>, scatterBytes, "scatterKernel");
+    const auto scatter = isPlain(src.map) ? scatterKernel<kDepth, kPairs, true> : scatterKernel<kDepth, kPairs, false>;
+    requireShared(scatter, scatterBytes, "scatterKernel");
     if (level >= 2) p.waitForSorts(level);  // level - 2's sorts read keysOut, and its lists and plan are refilled below
-    scatterKernel<kDepth, kPairs><<<tiles, ScatterShared<kPairs>::nt, scatterBytes>>>(src, valuesIn, p.leaves.get(),
+    scatter<<<tiles, ScatterShared<kPairs>::nt, scatterBytes>>>(src, valuesIn, p.leaves.get(),
         segs, numSegs, tileBits, p.splitters.get(), p.offsets.get(), keysOut, valuesOut, io.out, io.valuesOut, io.map);
     CUDA_CHECK_LAUNCH("scatterKernel");
     mark("scatter", keys, "key", keys * (2 * keyBytes + 1) + 8.0 * numCounts);

@@ -302,8 +302,7 @@ struct ScatterShared {
     uint32_t splitters[1 << Tuning::maxDepth];   // the k-1 sorted splitters
     unsigned counts[rows * Tuning::maxSlots];    // a row per warp with values, one for the block without
     unsigned totals[kPairs ? Tuning::maxSlots : 1], starts[Tuning::maxSlots], scratch[32];
-    size_t delta[Tuning::maxSlots];              // the chunk's staged key i, of slot b (slotOf), goes to delta[b] + i
-    bool finished[Tuning::maxSlots];             // slot b's keys go straight to the sort's output (finalBucket)
+    size_t place[Tuning::maxSlots];              // the chunk's staged key i, of slot b (slotOf), goes to place[b] + 4 i
     uint32_t stage[nv];                          // the chunk's keys by slot, then its values
     uint16_t stageSlot[nv];                      // each staged key's slot
 };
@@ -495,11 +494,17 @@ struct WordSource {
     __device__ uint32_t operator()(size_t i) const { return map.rank(words[i]); }
 };
 // The map of uint32 keys ascending and of every level past the first (their words are ranks already): the words as
-// they are. The histogram (bound by issue) runs a loop built for it, where the run-time map costs a few XORs a key.
+// they are. The histogram and the scatter are built apart for it (kPlain, chosen at launch by isPlain), where the
+// run-time map costs a few XORs a key.
 struct PlainMap {
     __host__ __device__ uint32_t rank(uint32_t word) const { return word; }
 };
 __host__ __device__ inline bool isPlain(const RankMap& map) { return (map.sign | map.low | map.flip) == 0; }
+template <bool kPlain>
+__host__ __device__ inline auto mapFor(const RankMap& map) {
+    if constexpr (kPlain) return PlainMap{};
+    else return map;
+}
 
 // ---------------------------------------------------------- block-level helpers
 
@@ -512,9 +517,23 @@ __device__ inline unsigned stripedPosition(int j) {
 // Whether this warp's stretch of a chunk of len items starts inside it: a warp past it holds only pads.
 template <int kVt>
 __device__ inline bool warpBusy(unsigned len) { return (threadIdx.x >> 5) * 32u * kVt < len; }
-// A chunk of len items, striped: x[j] = load(p) at this lane's positions p below len, pad past it.
-template <int kVt, class T, class Len, class Load>
+// Whether this warp's whole stretch lies inside a chunk of len items: none of its positions needs a test.
+template <int kVt>
+__device__ inline bool warpWhole(size_t len) { return ((threadIdx.x >> 5) + 1) * 32u * kVt <= len; }
+// A chunk of len items, striped: x[j] = load(p) at this lane's positions p below len, pad past it. kWhole: a warp
+// whose stretch lies inside the chunk (every warp of a full one) loads with no test, at 64-bit positions 32 apart, so
+// the compiler folds item j's offset into its load; for the loops that load a chunk at a time (the histogram, the
+// scatter), where the tests cost more instructions a key than the loads.
+template <bool kWhole = false, int kVt, class T, class Len, class Load>
 __device__ __forceinline__ void loadStriped(Len len, T (&x)[kVt], T pad, Load load) {
+    if constexpr (kWhole) {
+        if (warpWhole<kVt>(len)) {
+            const size_t first = stripedPosition<kVt>(0);
+            DEVICE_UNROLL
+            for (int j = 0; j < kVt; ++j) x[j] = load(first + 32 * j);
+            return;
+        }
+    }
     DEVICE_UNROLL
     for (int j = 0; j < kVt; ++j) {
         const unsigned p = stripedPosition<kVt>(j);
@@ -700,12 +719,13 @@ __device__ inline void countTile(size_t begin, size_t end, unsigned* warpRow, un
     using Word = decltype(load(begin));
     for (size_t chunk = begin; chunk < end; chunk += nv) {
         Word key[vt];  // loadStriped gets a size_t length: an unsigned one changes this kernel's registers
-        loadStriped(smaller(end - chunk, nv), key, Word{}, [&](unsigned p) { return load(chunk + p); });
+        loadStriped<true>(smaller(end - chunk, nv), key, Word{}, [&](size_t p) { return load(chunk + p); });
         const unsigned len = static_cast<unsigned>(smaller(end - chunk, nv));
         unsigned bucket[vt];
         if (len == nv) {  // a full chunk (all but a tile's last): no lane tests a position, no search waits on a branch
+            const size_t first = chunk + stripedPosition<vt>(0);  // 64-bit: each key's index one add from it
             DEVICE_UNROLL
-            for (int j = 0; j < vt; ++j) bucket[j] = bucketAt(key[j], chunk + stripedPosition<vt>(j));
+            for (int j = 0; j < vt; ++j) bucket[j] = bucketAt(key[j], first + 32 * j);
         } else {
             DEVICE_UNROLL
             for (int j = 0; j < vt; ++j) {
@@ -789,8 +809,8 @@ __device__ inline void openTile(const Segment* segs, unsigned numSegs, int tileB
     for (int i = threadIdx.x; i < kWords; i += kNt) shared[i] = splitters[static_cast<size_t>(seg) * splitterWords(kDepth) + i];
 }
 
-// One block per tile: its count of keys per bucket, into the segment's rows.
-template <int kDepth>
+// One block per tile: its count of keys per bucket, into the segment's rows (kPlain: src's map is plain).
+template <int kDepth, bool kPlain>
 __global__ void __launch_bounds__(Tuning::nt) histogramKernel(WordSource src, const Segment* segs, unsigned numSegs,
     int tileBits, const uint32_t* splitters, unsigned* counts, uint8_t* leaves) {
     constexpr int slots = 2 << kDepth, k = 1 << kDepth;
@@ -803,18 +823,15 @@ __global__ void __launch_bounds__(Tuning::nt) histogramKernel(WordSource src, co
     const uint8_t* cellFirst = reinterpret_cast<const uint8_t*>(sorted + k);
     const int shift = cellShift(s.lo, s.hi, kDepth);
     __syncthreads();
-    const auto count = [&](auto map) {
-        countTile(begin, end, warpCounts + (threadIdx.x >> 5) * slots, slots - 1,
-                  [&](size_t i) { return src.words[i]; },
-                  [&](uint32_t word, size_t i) {
-                      const uint32_t key = map.rank(word);
-                      const unsigned leaf = cellLeaf(sorted, cellFirst, s.lo, shift, key);
-                      leaves[i] = static_cast<uint8_t>(leaf);  // the scatter searches nothing
-                      return slotOfLeaf(sorted, kDepth, leaf, key);
-                  });
-    };
-    if (isPlain(src.map)) count(PlainMap{});  // a loop of its own, chosen once a block: no map instructions a key
-    else count(src.map);
+    const auto map = mapFor<kPlain>(src.map);
+    countTile(begin, end, warpCounts + (threadIdx.x >> 5) * slots, slots - 1,
+              [&](size_t i) { return src.words[i]; },
+              [&](uint32_t word, size_t i) {
+                  const uint32_t key = map.rank(word);
+                  const unsigned leaf = cellLeaf(sorted, cellFirst, s.lo, shift, key);
+                  leaves[i] = static_cast<uint8_t>(leaf);  // the scatter searches nothing
+                  return slotOfLeaf(sorted, kDepth, leaf, key);
+              });
     __syncthreads();  // the pad slot's count stays 0: its offset then ends the segment's last bucket (bucketSpan)
     for (int b = threadIdx.x; b < slots; b += Tuning::nt) {
         unsigned sum = 0;
@@ -831,19 +848,24 @@ __device__ __forceinline__ T loadOnce(const T* p) {
     if constexpr (kHint) return __ldcs(p);
     else return *p;
 }
+// The scatter writes through global addresses: as st.global, which the shared loads around it may pass (a generic
+// store might be to shared memory). Nothing in the kernel reads what it stores, hence no "memory" clobber.
+__device__ inline size_t globalAddress(const void* p) { return __cvta_generic_to_global(p); }
 template <bool kHint>
-__device__ __forceinline__ void storeKept(uint32_t* p, uint32_t v) {
+__device__ __forceinline__ void storeGlobal(size_t at, uint32_t v) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800  // the cache-hinted store is sm_80's; a T4 stores plainly
     if constexpr (kHint) {
         uint64_t policy;
         asm("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(policy));
-        asm volatile("st.global.L2::cache_hint.b32 [%0], %1, %2;" ::"l"(__cvta_generic_to_global(p)), "r"(v), "l"(policy)
-                     : "memory");
+        asm volatile("st.global.L2::cache_hint.b32 [%0], %1, %2;" ::"l"(at), "r"(v), "l"(policy));
         return;
     }
 #endif
-    *p = v;
+    asm volatile("st.global.b32 [%0], %1;" ::"l"(at), "r"(v));
 }
+// A slot's place (ScatterShared::place) tags a finished bucket's (finalBucket: its keys go to the sort's output) in
+// bit 0, which a word's address leaves free: one shared word a key says both where and which output.
+constexpr size_t kDoneTag = 1;
 
 // The scatter's steps, for one chunk of a tile (ScatterShared: its shared memory).
 // Keys alone: the chunk at `chunk` (none at or past end), its words and leaves, on their way into L2 while the block
@@ -862,8 +884,8 @@ __device__ __forceinline__ void prefetchChunk(const WordSource& src, const uint8
 template <bool kPairs, int kVt>
 __device__ __forceinline__ void loadChunk(const WordSource& src, const uint8_t* leaves, size_t chunk, size_t len,
                                           uint32_t (&key)[kVt], unsigned (&leaf)[kVt]) {
-    loadStriped(len, key, 0u, [&](unsigned p) { return loadOnce<kPairs>(src.words + chunk + p); });
-    loadStriped(len, leaf, 0u, [&](unsigned p) { return unsigned{loadOnce<kPairs>(leaves + chunk + p)}; });
+    loadStriped<true>(len, key, 0u, [&](size_t p) { return loadOnce<kPairs>(src.words + chunk + p); });
+    loadStriped<true>(len, leaf, 0u, [&](size_t p) { return unsigned{loadOnce<kPairs>(leaves + chunk + p)}; });
 }
 
 // Each word to its ordered key (in place) and its bucket's slot (slotOf), from its leaf; pads go to the last slot.
@@ -879,7 +901,7 @@ __device__ __forceinline__ void bucketChunk(Map map, const uint32_t* sorted, uns
     }
 }
 
-// The chunk's bucket starts; then this thread's slots get their delta (staged position -> output) and next base.
+// The chunk's bucket starts; then this thread's slots get their place (staged position 0's address) and next base.
 template <bool kPairs, int kSlots, int kPer>
 __device__ __forceinline__ void chunkPlaces(ScatterShared<kPairs>& sh, int firstSlot, size_t (&base)[kPer]) {
     constexpr int nt = ScatterShared<kPairs>::nt;
@@ -889,13 +911,13 @@ __device__ __forceinline__ void chunkPlaces(ScatterShared<kPairs>& sh, int first
     for (int q = 0; q < kPer; ++q) {
         const int b = firstSlot + q;
         if (b >= kSlots) continue;
-        sh.delta[b] = base[q] - sh.starts[b];
-        base[q] += kPairs ? sh.totals[b] : sh.counts[b];
+        sh.place[b] = base[q] - size_t{4} * sh.starts[b];  // the tag stays: a multiple of 4 apart
+        base[q] += size_t{4} * (kPairs ? sh.totals[b] : sh.counts[b]);
         if (!kPairs) sh.counts[b] = 0;  // ready for the next chunk: no one reads it before
     }
 }
 
-// Where the tile's keys of each of this thread's kPer slots go first in the output (kept in registers).
+// Where the tile's keys of each of this thread's kPer slots go first, as indices into the level's output.
 template <int kDepth, int kPer>
 __device__ __forceinline__ void tileStarts(const Segment& s, size_t tile, int tileBits, const uint64_t* offsets, int firstSlot,
                                            size_t (&base)[kPer]) {
@@ -907,17 +929,19 @@ __device__ __forceinline__ void tileStarts(const Segment& s, size_t tile, int ti
         base[q] = firstSlot + q < slots ? s.start + offsets[countsIndex(s, slots, b, tile, tileBits)] - segmentBase : 0;
     }
 }
-// Which of this thread's slots the scatter finishes (finalBucket), from the segment's splitters in sh.splitters.
+// Those starts as addresses (kept in registers): in out, or in done, tagged, where the scatter finishes the bucket
+// (finalBucket, from the segment's splitters in sh.splitters).
 template <int kDepth, int kPer, bool kPairs>
-__device__ __forceinline__ void markFinished(ScatterShared<kPairs>& sh, const Segment& s, int tileBits, const uint64_t* offsets,
-                                             int firstSlot) {
+__device__ __forceinline__ void tagPlaces(const ScatterShared<kPairs>& sh, const Segment& s, int tileBits, const uint64_t* offsets,
+                                          int firstSlot, const uint32_t* out, const uint32_t* done, size_t (&base)[kPer]) {
     constexpr int slots = 2 << kDepth;
     DEVICE_UNROLL
     for (int q = 0; q < kPer; ++q) {
         const int slot = firstSlot + q;
         const unsigned b = bucketOfSlot(slot, kDepth);
         const BucketSpan span = slot < slots && b < slots - 1 ? bucketSpan(s, slots, b, offsets, tileBits, sh.splitters) : BucketSpan{};
-        if (slot < slots) sh.finished[slot] = finalBucket(span.len, span.lo, span.hi);
+        const bool finished = slot < slots && finalBucket(span.len, span.lo, span.hi);
+        base[q] = finished ? globalAddress(done + base[q]) | kDoneTag : globalAddress(out + base[q]);
     }
 }
 
@@ -933,18 +957,21 @@ __device__ __forceinline__ void stageChunk(ScatterShared<kPairs>& sh, const unsi
         if (areKeys) sh.stageSlot[p] = static_cast<uint16_t>(b);
     }
 }
-// The staged items written out: a bucket's land consecutively, in out, or where the bucket is finished in done
-// (keys back to the caller's words by map).
-template <bool kPairs, int kVt>
-__device__ __forceinline__ void writeChunk(const ScatterShared<kPairs>& sh, bool areKeys, unsigned chunkLen, uint32_t* out,
-                                           uint32_t* done, RankMap map) {
+// The staged items written out: a bucket's land consecutively at its slot's place, the level's output or, tagged,
+// the sort's (keys back to the caller's words by map). Values lie toOut (toDone) bytes from their keys' place.
+template <bool kPairs, bool kKeys, int kVt>
+__device__ __forceinline__ void writeChunk(const ScatterShared<kPairs>& sh, unsigned chunkLen, RankMap map, size_t toOut = 0,
+                                           size_t toDone = 0) {
     DEVICE_UNROLL
     for (int j = 0; j < kVt; ++j) {
         const unsigned i = j * ScatterShared<kPairs>::nt + threadIdx.x;
         if (i >= chunkLen) break;
-        const unsigned b = sh.stageSlot[i];
-        if (sh.finished[b]) done[sh.delta[b] + i] = areKeys ? map.word(sh.stage[i]) : sh.stage[i];
-        else storeKept<kPairs>(out + sh.delta[b] + i, sh.stage[i]);
+        const size_t place = sh.place[sh.stageSlot[i]] + size_t{4} * i;
+        const bool done = place & kDoneTag;
+        const uint32_t item = kKeys && done ? map.word(sh.stage[i]) : sh.stage[i];
+        const size_t at = (place & ~kDoneTag) + (kKeys ? 0 : done ? toDone : toOut);
+        if (kPairs && !done) storeGlobal<true>(at, item);
+        else storeGlobal<false>(at, item);
     }
 }
 
@@ -955,7 +982,7 @@ __device__ __forceinline__ void writeChunk(const ScatterShared<kPairs>& sh, bool
 // stages nothing, and its count row stays 0 (idle warps are the last ones, so no busy warp's place moves). The bound
 // keeps two blocks an SM: unbounded, keys alone get one block an SM; bounded to three, values spill. At 16 keys a
 // thread no registers are left to load the next chunk during this one (NOTES.md); keys alone prefetch it into
-// L2 instead (prefetchChunk). kPlain: src's map is plain (PlainMap), built apart as the histogram's loop is.
+// L2 instead (prefetchChunk). kPlain: src's map is plain (PlainMap).
 template <int kDepth, bool kPairs, bool kPlain>
 __global__ void __launch_bounds__(ScatterShared<kPairs>::nt, 2) scatterKernel(WordSource src,
     const uint32_t* valuesIn, const uint8_t* leaves, const Segment* segs, unsigned numSegs, int tileBits,
@@ -975,7 +1002,7 @@ __global__ void __launch_bounds__(ScatterShared<kPairs>::nt, 2) scatterKernel(Wo
     tileStarts<kDepth>(s, tile, tileBits, offsets, firstSlot, base);
     unsigned* mine = sh.counts + (kPairs ? (threadIdx.x >> 5) * slots : 0);
     __syncthreads();  // the splitters and the cleared counters
-    markFinished<kDepth, per>(sh, s, tileBits, offsets, firstSlot);
+    tagPlaces<kDepth, per>(sh, s, tileBits, offsets, firstSlot, keysOut, keysDone, base);
     for (size_t chunk = begin; chunk < end; chunk += nv) {
         const unsigned chunkLen = static_cast<unsigned>(smaller(end - chunk, nv));
         const bool busy = warpBusy<vt>(chunkLen);
@@ -988,8 +1015,7 @@ __global__ void __launch_bounds__(ScatterShared<kPairs>::nt, 2) scatterKernel(Wo
         }
         if (busy) {  // loadChunk's length a size_t, as countTile's (an unsigned one changes the registers)
             loadChunk<kPairs>(src, leaves, chunk, smaller(end - chunk, nv), key, leaf);
-            if constexpr (kPlain) bucketChunk<kDepth>(PlainMap{}, sh.splitters, chunkLen, key, leaf, rank);
-            else bucketChunk<kDepth>(src.map, sh.splitters, chunkLen, key, leaf, rank);
+            bucketChunk<kDepth>(mapFor<kPlain>(src.map), sh.splitters, chunkLen, key, leaf, rank);
             if constexpr (kPairs) warpRank<kDepth + 1, kBucketBits, /*kSelect=*/true>(rank, mine);
             else warpRankAnyOrder<kBucketBits>(rank, mine);
         }
@@ -998,14 +1024,15 @@ __global__ void __launch_bounds__(ScatterShared<kPairs>::nt, 2) scatterKernel(Wo
         __syncthreads();
         if (busy) stageChunk(sh, mine, rank, key, true);
         // The values load only now, while the keys go out: loaded with the keys, the scatters ran slower (NOTES.md).
-        if (kPairs && busy) loadStriped(chunkLen, value, 0u, [&](unsigned p) { return loadOnce<true>(valuesIn + chunk + p); });
+        if (kPairs && busy) loadStriped<true>(chunkLen, value, 0u, [&](size_t p) { return loadOnce<true>(valuesIn + chunk + p); });
         __syncthreads();
-        writeChunk<kPairs, vt>(sh, true, chunkLen, keysOut, keysDone, map);
+        writeChunk<kPairs, true, vt>(sh, chunkLen, map);
         if constexpr (kPairs) {
             __syncthreads();  // every key read before the values take its place
             if (busy) stageChunk(sh, mine, rank, value, false);
             __syncthreads();
-            writeChunk<kPairs, vt>(sh, false, chunkLen, valuesOut, valuesDone, map);
+            writeChunk<kPairs, false, vt>(sh, chunkLen, map, globalAddress(valuesOut) - globalAddress(keysOut),
+                                          globalAddress(valuesDone) - globalAddress(keysDone));
         }
     }
 }
@@ -1479,15 +1506,16 @@ Plan runLevel(SortScratch& p, const SortWords& io, size_t cap, int level, WordSo
     CUDA_CHECK_LAUNCH("splittersKernel");
     mark("splitters", numSegs, "segment", 0);
     const unsigned tiles = gridFor(numTiles, 1, "histogramKernel");
-    histogramKernel<kDepth><<<tiles, Tuning::nt>>>(src, segs, numSegs, tileBits, p.splitters.get(), p.counts.get(),
-                                                    p.leaves.get());
+    const bool plain = isPlain(src.map);  // the histogram and the scatter built apart for the plain map
+    const auto histogram = plain ? histogramKernel<kDepth, true> : histogramKernel<kDepth, false>;
+    histogram<<<tiles, Tuning::nt>>>(src, segs, numSegs, tileBits, p.splitters.get(), p.counts.get(), p.leaves.get());
     CUDA_CHECK_LAUNCH("histogramKernel");
     mark("histogram", keys, "key", keys * 5.0 + 4.0 * numCounts);  // and a leaf a key
     size_t scanBytes = p.scanTemp.size();
     CUDA_CHECK(scanCounts(p.scanTemp.get(), scanBytes, p.counts.get(), p.offsets.get(), numCounts));
     mark("scan", numCounts, "count", 12.0 * numCounts);
     constexpr size_t scatterBytes = sizeof(ScatterShared<kPairs>);  // past 48 KiB: opt in, as the sorts do
-    const auto scatter = isPlain(src.map) ? scatterKernel<kDepth, kPairs, true> : scatterKernel<kDepth, kPairs, false>;
+    const auto scatter = plain ? scatterKernel<kDepth, kPairs, true> : scatterKernel<kDepth, kPairs, false>;
     requireShared(scatter, scatterBytes, "scatterKernel");
     if (level >= 2) p.waitForSorts(level);  // level - 2's sorts read keysOut, and its lists and plan are refilled below
     scatter<<<tiles, ScatterShared<kPairs>::nt, scatterBytes>>>(src, valuesIn, p.leaves.get(),

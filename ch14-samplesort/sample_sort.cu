@@ -204,8 +204,8 @@ bool runPartA() {
 
 // ===================================================== Part B: production
 // Part B sorts 32-bit ordered keys (common's RankMap maps uint32, int32 and float to unsigned words in the same
-// order, flipped for --descending, at run time: each kernel compiles once, the histogram's loop and the scatter
-// twice), mapped back on the last write. It keeps the tie rule's order where values travel; equal keys alone it may
+// order, flipped for --descending, at run time: each kernel compiles once, the histogram and the scatter twice,
+// kPlain), mapped back on the last write. It keeps the tie rule's order where values travel; equal keys alone it may
 // move in any order, which no output can show.
 // --------------------------------------------------------------------- tuning
 
@@ -302,7 +302,8 @@ struct ScatterShared {
     uint32_t splitters[1 << Tuning::maxDepth];   // the k-1 sorted splitters
     unsigned counts[rows * Tuning::maxSlots];    // a row per warp with values, one for the block without
     unsigned totals[kPairs ? Tuning::maxSlots : 1], starts[Tuning::maxSlots], scratch[32];
-    size_t place[Tuning::maxSlots];              // the chunk's staged key i, of slot b (slotOf), goes to place[b] + 4 i
+    size_t place[Tuning::maxSlots];              // staged key i of slot b (slotOf) goes to global byte address
+                                                 // place[b] + 4 i, bit 0 cleared (set: the sort's output, kDoneTag)
     uint32_t stage[nv];                          // the chunk's keys by slot, then its values
     uint16_t stageSlot[nv];                      // each staged key's slot
 };
@@ -848,8 +849,9 @@ __device__ __forceinline__ T loadOnce(const T* p) {
     if constexpr (kHint) return __ldcs(p);
     else return *p;
 }
-// The scatter writes through global addresses: as st.global, which the shared loads around it may pass (a generic
-// store might be to shared memory). Nothing in the kernel reads what it stores, hence no "memory" clobber.
+// The scatter writes through global addresses: as st.global, which the compiler lets the shared loads around it pass
+// (a generic store might be to shared memory). No "memory" clobber: a level's outputs never alias its inputs, and
+// nothing in the kernel reads what it stores.
 __device__ inline size_t globalAddress(const void* p) { return __cvta_generic_to_global(p); }
 template <bool kHint>
 __device__ __forceinline__ void storeGlobal(size_t at, uint32_t v) {

@@ -643,16 +643,19 @@ __device__ inline void warpRankAnyOrder(unsigned (&x)[kVt], unsigned* counts) {
 template <int kVt>
 __device__ inline void warpCount(const unsigned (&bucket)[kVt], unsigned* counts) {
     const uint32_t base = static_cast<uint32_t>(__cvta_generic_to_shared(counts));
+    const auto add = [base](unsigned slot, unsigned v) {  // no value back: red, not atom
+        asm volatile("red.shared.add.u32 [%0], %1;" ::"r"(base + 4 * slot), "r"(v) : "memory");
+    };
     const unsigned first = __shfl_sync(0xFFFFFFFFu, bucket[0], 0);
     bool one = true;
     DEVICE_UNROLL
     for (int j = 0; j < kVt; ++j) one &= bucket[j] == first;
     if (__all_sync(0xFFFFFFFFu, one)) {
-        if ((threadIdx.x & 31) == 0) asm volatile("red.shared.add.u32 [%0], %1;" ::"r"(base + 4 * first), "r"(32u * kVt) : "memory");
+        if ((threadIdx.x & 31) == 0) add(first, 32u * kVt);
         return;
     }
     DEVICE_UNROLL
-    for (int j = 0; j < kVt; ++j) asm volatile("red.shared.add.u32 [%0], %1;" ::"r"(base + 4 * bucket[j]), "r"(1u) : "memory");
+    for (int j = 0; j < kVt; ++j) add(bucket[j], 1u);
 }
 
 // The sum of x over the block's threads below this one; total gets the whole block's.

@@ -880,7 +880,7 @@ __device__ __forceinline__ void prefetchChunk(const WordSource& src, const uint8
     constexpr int nt = ScatterShared<false>::nt;
     if (chunk >= end) return;
     const size_t len = smaller(end - chunk, ScatterShared<false>::nv), bytes[2] = {4 * len, len};
-    const size_t first[2] = {__cvta_generic_to_global(src.words + chunk), __cvta_generic_to_global(leaves + chunk)};
+    const size_t first[2] = {globalAddress(src.words + chunk), globalAddress(leaves + chunk)};
     for (int a = 0; a < 2; ++a)
         for (size_t line = (first[a] & ~size_t{127}) + 128 * threadIdx.x; line < first[a] + bytes[a]; line += 128 * nt)
             asm volatile("prefetch.global.L2 [%0];" ::"l"(line));
